@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# secarena: make targets are the interface, scripts/ the implementation.
+#
+#   make                  module (running kernel, or KDIR=...) and selftests
+#   make module KDIR=...  the module against any kernel headers
+#   make check            install what is missing, host checks, then vmtest
+#   make vmtest           boot Debian's 6.1 and 6.12 in virtme-ng and test there
+#   make demo             a short demonstration inside a VM
+#   make install          module (modules_install + depmod) and the udev rule
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD := $(CURDIR)/build
+DESTDIR ?=
+PREFIX ?= /usr/local
+UDEVDIR ?= /lib/udev/rules.d
+DKMS_VERSION := $(shell cat VERSION)
+
+.PHONY: all module selftests check host-check vmtest demo install uninstall \
+	dkms-install deps checkpatch clean
+
+all: module selftests
+
+module:
+	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR): install linux-headers-$(KVER) or pass KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+selftests:
+	scripts/build-selftests.sh $(BUILD)/ksft
+
+deps:
+	scripts/install-deps.sh
+
+host-check:
+	scripts/host-checks.sh $(BUILD)
+
+vmtest:
+	scripts/vmtest.sh
+
+# One command for everything: CI runs exactly this.
+check: deps
+	scripts/check.sh $(BUILD)
+
+demo: deps
+	scripts/demo.sh $(BUILD)
+
+checkpatch:
+	scripts/kernel-tools.sh $(BUILD)/ksft
+	scripts/checkpatch.sh $(BUILD)/ksft
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	install -D -m 0644 udev/60-secarena.rules $(DESTDIR)$(UDEVDIR)/60-secarena.rules
+	install -D -m 0644 uapi/linux/secarena.h $(DESTDIR)$(PREFIX)/include/linux/secarena.h
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/secarena.ko \
+	      $(DESTDIR)/lib/modules/$(KVER)/extra/secarena.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
+	rm -f $(DESTDIR)$(UDEVDIR)/60-secarena.rules $(DESTDIR)$(PREFIX)/include/linux/secarena.h
+
+# Register the source with DKMS and build/install it for KVER.
+dkms-install:
+	rm -rf /usr/src/secarena-$(DKMS_VERSION)
+	mkdir -p /usr/src/secarena-$(DKMS_VERSION)
+	cp -r Kbuild module uapi dkms.conf /usr/src/secarena-$(DKMS_VERSION)/
+	dkms add -m secarena -v $(DKMS_VERSION) || true
+	dkms build -m secarena -v $(DKMS_VERSION) -k $(KVER)
+	dkms install -m secarena -v $(DKMS_VERSION) -k $(KVER)
+
+clean:
+	-test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal interfaces of secarena.ko, between the device (device.c), the
+ * page sets (arena.c) and the mapping (vma.c).
+ */
+#ifndef SECARENA_INTERNAL_H
+#define SECARENA_INTERNAL_H
+
+#include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#include <linux/secarena.h>
+
+/* Largest mapping, guards included, that CONFIGURE accepts (pages). */
+#define SECARENA_MAX_MAP_PAGES	((u64)INT_MAX)
+
+/* One per open(): the arena as userspace sees it through its fd. */
+struct secarena_file {
+	struct mutex lock;		/* protects everything below */
+	struct secarena_config cfg;	/* geometry the next mmap uses */
+	bool configured;
+	bool spent;			/* mmap succeeded once */
+	struct mm_struct *owner;	/* mm of that mmap, grabbed */
+	struct secarena_pages *pages;	/* owner's pages while they live */
+};
+
+/*
+ * One set of data pages. Each vma that maps it holds a reference: the
+ * owner's vma, fork children under SHARED, and nothing else, since splits
+ * and moves are refused. The last reference wipes and frees the pages.
+ */
+struct secarena_pages {
+	struct kref ref;
+	struct secarena_file *file;	/* set while it is file->pages */
+	struct mm_struct *mm;		/* charged for the pages, grabbed */
+	unsigned long nr;		/* data pages */
+	unsigned int guard;		/* guard pages on each side */
+	u32 policy;			/* SECARENA_FORK_* */
+	struct page **page;
+};
+
+struct secarena_stats {
+	unsigned long arenas;		/* open files */
+	unsigned long mapped;		/* live page sets */
+	unsigned long pages_in_use;
+	unsigned long pages_peak;
+	unsigned long refused_limit;
+	unsigned long refused_hibernation;
+	unsigned long refused_foreign_mmap;
+	unsigned long fork_copy_failed;
+};
+
+/* Module parameters (device.c). */
+extern unsigned long secarena_max_arena_pages;
+extern unsigned long secarena_max_total_pages;
+
+/* arena.c */
+struct secarena_pages *secarena_pages_alloc(struct mm_struct *mm,
+					    unsigned long nr,
+					    unsigned int guard, u32 policy);
+struct secarena_pages *secarena_pages_copy(const struct secarena_pages *src,
+					   struct mm_struct *mm);
+void secarena_pages_wipe(struct secarena_pages *p);
+void secarena_pages_put(struct secarena_pages *p);
+void secarena_stats_get(struct secarena_stats *out);
+void secarena_stats_open(void);
+void secarena_stats_release(void);
+void secarena_stats_foreign_mmap(void);
+void secarena_stats_fork_copy_failed(void);
+int secarena_hibernation_block(void);
+void secarena_hibernation_unblock(void);
+
+/* vma.c */
+int secarena_mmap(struct file *file, struct vm_area_struct *vma);
+
+#endif /* SECARENA_INTERNAL_H */

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Checks that need no VM: uapi header, W=1 builds, checkpatch, selftest
+# build, documentation, install and DKMS metadata. TAP into BUILD/results/host.tap.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+mkdir -p "$build/results/logs"
+TAP="$build/results/host.tap"
+TAP_LOGS="$build/results/logs"
+: >"$TAP"
+# shellcheck source=scripts/tap.sh
+. "$top/scripts/tap.sh"
+cd "$top"
+
+kernels=$(cd /boot && ls vmlinuz-6.1.* vmlinuz-6.12.*+deb12-amd64 2>/dev/null | sed 's/^vmlinuz-//' | sort -V)
+
+tap_run "uapi header builds in C99 pedantic and C++" scripts/uapi-check.sh
+for k in $kernels; do
+	tap_run "module builds with W=1 and no warning on $k" \
+		scripts/build-module.sh "$k" "$build/module/$k"
+done
+scripts/kernel-tools.sh "$build/ksft"
+for f in module/*.c module/*.h uapi/linux/secarena.h; do
+	tap_run "checkpatch clean: $f" perl "$build/ksft/scripts/checkpatch.pl" \
+		--no-tree --quiet --show-types -f "$f"
+done
+tap_run "selftests build" scripts/build-selftests.sh "$build/ksft"
+if grep -q 'warning:' "$TAP_LOGS/selftests_build.log"; then
+	tap not-ok "selftests build without warnings"
+else
+	tap ok "selftests build without warnings"
+fi
+tap_run "documentation rst parses without warnings" scripts/check-rst.sh
+first=$(echo "$kernels" | head -n 1)
+tap_run "make install/uninstall into DESTDIR ($first)" scripts/install-check.sh "$first"
+tap_run "dkms.conf version matches VERSION" \
+	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
+exit 0

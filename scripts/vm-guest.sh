@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the VM as root: load the module, run the kselftest target,
+# check dmesg, pages in use and unloading, and write TAP to OUT/results.tap.
+# Usage: vm-guest.sh KVER OUT KO SELFTEST_DIR
+set -uo pipefail
+
+kver=$1 out=$2 ko=$3 st=$4
+tap="$out/results.tap"
+n=0
+result() { # result ok|not-ok NAME [DETAIL]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $n $kver: $2" >>"$tap"
+	else
+		echo "not ok $n $kver: $2${3:+ # $3}" >>"$tap"
+	fi
+}
+sysfs() { cat "/sys/class/misc/secarena/$1" 2>/dev/null; }
+: >"$tap"
+
+dmesg -C
+if insmod "$ko"; then result ok insmod; else result not-ok insmod; exit 0; fi
+[ -c /dev/secarena ] && result ok "device node" || result not-ok "device node"
+
+# kselftest runner: per-test TAP lines come out prefixed with '# '.
+(cd "$st" && make -s --no-print-directory run_tests) >"$out/kselftest.log" 2>&1
+while read -r line; do
+	case "$line" in
+	"not ok "*) result not-ok "kselftest ${line#not ok }" ;;
+	*) result ok "kselftest ${line#ok }" ;;
+	esac
+done < <(grep -E '^# (not )?ok [0-9]+ ' "$out/kselftest.log" | sed 's/^# //')
+# A binary that failed without a failing test case (crashed, timed out).
+top_fail=$(grep -cE '^not ok [0-9]+ selftests: ' "$out/kselftest.log" || true)
+case_fail=$(grep -cE '^# not ok [0-9]+ ' "$out/kselftest.log" || true)
+if [ "$top_fail" -gt 0 ] && [ "$case_fail" = 0 ]; then
+	result not-ok "kselftest binaries failed outside any test case"
+fi
+grep -qE '^(not )?ok [0-9]+ selftests: ' "$out/kselftest.log" &&
+	result ok "kselftest target ran" || result not-ok "kselftest target ran"
+
+# Unloading: refused while a file is open, done once it is closed.
+exec 3<>/dev/secarena
+if rmmod secarena 2>/dev/null; then result not-ok "rmmod refused while open"; else result ok "rmmod refused while open"; fi
+[ "$(sysfs arenas)" = 1 ] && result ok "arenas counts the open file" ||
+	result not-ok "arenas counts the open file" "arenas=$(sysfs arenas)"
+exec 3<&-
+
+inuse=$(sysfs pages_in_use)
+[ "$inuse" = 0 ] && result ok "pages in use back to 0" || result not-ok "pages in use back to 0" "pages_in_use=$inuse"
+bad=$(dmesg | grep -E 'BUG:|WARNING:|Oops|Call Trace|general protection' | head -5)
+[ -z "$bad" ] && result ok "dmesg clean" || result not-ok "dmesg clean" "$(echo "$bad" | head -1)"
+dmesg >"$out/dmesg.log"
+if rmmod secarena; then result ok rmmod; else result not-ok rmmod; fi
+[ ! -e /dev/secarena ] && result ok "device gone after rmmod" || result not-ok "device gone after rmmod"
+echo "guest-done" >"$out/done"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot each installed Debian kernel (6.1, 6.12) in virtme-ng, run the guest
+# suite there and collect its TAP into build/vm-out/KVER/results.tap.
+# VMTEST_KERNELS="kver ..." picks kernels; VMTEST_KVM=1 drops --disable-kvm.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="$top/build"
+kernels=${VMTEST_KERNELS:-$(cd /boot && ls vmlinuz-6.1.* vmlinuz-6.12.*+deb12-amd64 2>/dev/null |
+	sed 's/^vmlinuz-//' | sort -V)}
+[ -n "$kernels" ] || { echo "vmtest: no 6.1/6.12 kernel in /boot (run scripts/install-deps.sh)" >&2; exit 1; }
+kvm=--disable-kvm
+[ "${VMTEST_KVM:-0}" = 1 ] && kvm=
+
+"$top/scripts/build-selftests.sh" "$build/ksft"
+st="$build/ksft/tools/testing/selftests/secarena"
+
+for k in $kernels; do
+	out="$build/vm-out/$k"
+	rm -rf "$out"
+	mkdir -p "$out"
+	"$top/scripts/build-module.sh" "$k" "$build/module/$k"
+	echo "vmtest: booting $k (TCG, about a minute)..."
+	# shellcheck disable=SC2086
+	timeout 1500 vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
+		--rwdir="$out" --exec "$top/scripts/vm-guest.sh $k $out $build/module/$k/secarena.ko $st" \
+		>"$out/console.log" 2>&1 </dev/null || true
+	if [ ! -f "$out/done" ]; then
+		echo "not ok 0 $k: guest run did not finish (see $out/console.log)" >>"$out/results.tap"
+	fi
+	pass=$(grep -c '^ok ' "$out/results.tap" || true)
+	fail=$(grep -c '^not ok ' "$out/results.tap" || true)
+	grep '^not ok ' "$out/results.tap" || true
+	echo "vmtest: $k: $pass passed, $fail failed"
+done
