@@ -109,9 +109,6 @@ static long ioctl_info(struct secarena_file *sf, void __user *arg)
 	if (sf->configured)
 		info.flags |= SECARENA_INFO_CONFIGURED;
 	if (sf->pages) {
-		info.data_size = (u64)sf->pages->nr << PAGE_SHIFT;
-		info.guard_pages = sf->pages->guard;
-		info.fork_policy = sf->pages->policy;
 		info.data_pages = sf->pages->nr;
 		info.flags |= SECARENA_INFO_MAPPED;
 	} else if (sf->spent) {

@@ -189,6 +189,10 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 	p->file = sf;
 	sf->pages = p;
 	sf->spent = true;
+	/* INFO keeps reporting this geometry after munmap. */
+	sf->cfg.data_size = (u64)nr << PAGE_SHIFT;
+	sf->cfg.guard_pages = guard;
+	sf->cfg.fork_policy = policy;
 	if (!sf->owner) {
 		mmgrab(vma->vm_mm);
 		sf->owner = vma->vm_mm;
