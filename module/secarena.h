@@ -15,7 +15,7 @@
 #include <linux/secarena.h>
 
 /* Largest mapping, guards included, that CONFIGURE accepts (pages). */
-#define SECARENA_MAX_MAP_PAGES	((u64)INT_MAX)
+#define SECARENA_MAX_MAP_PAGES	(1ULL << 31)
 
 /* One per open(): the arena as userspace sees it through its fd. */
 struct secarena_file {

@@ -17,6 +17,6 @@ mkdir -p "$build/demo"
 gcc -O2 -Wall -Wextra -I"$top/uapi" -o "$build/demo/secarena-demo" "$top/demo/secarena-demo.c"
 echo "demo: booting $k in a VM (TCG emulation, about a minute)"
 # shellcheck disable=SC2086
-vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
+cd / && vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
 	--exec "insmod $build/module/$k/secarena.ko && $build/demo/secarena-demo; rc=\$?; rmmod secarena; exit \$rc" \
 	</dev/null

@@ -6,6 +6,8 @@
 # system's own sources stay bookworm.
 set -euo pipefail
 
+top=$(cd "$(dirname "$0")/.." && pwd)
+
 [ "$(id -u)" = 0 ] || { echo "install-deps: must run as root" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
 stamp=/var/lib/secarena-deps.stamp
@@ -26,7 +28,8 @@ need_update=1
 
 base_pkgs="build-essential kmod qemu-system-x86 linux-image-amd64 linux-headers-amd64
 	linux-source-6.1 python3-argcomplete python3-pkg-resources python3-requests file
-	busybox-static g++ xz-utils python3-docutils dkms"
+	busybox-static g++ xz-utils python3-docutils dkms man-db
+	$(grep -v '^#' "$top/userlib/DEPS")"
 missing=""
 for p in $base_pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

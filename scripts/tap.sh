@@ -14,11 +14,43 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 tap_run() {
 	local name=$1 log
 	shift
-	log="$TAP_LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_').log"
+	log="$TAP_LOGS/$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_').log"
 	if "$@" >"$log" 2>&1; then
 		tap ok "$name"
 	else
 		tap not-ok "$name" "see $log"
 		tail -n 20 "$log" | sed 's/^/#   /'
+	fi
+}
+# tap_import PREFIX FILE: the results of another TAP stream, renumbered.
+tap_import() {
+	local prefix=$1 line rest
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)
+			rest=${line#ok }
+			tap_n=$((tap_n + 1))
+			echo "ok $tap_n $prefix ${rest#* }" | tee -a "$TAP" ;;
+		"not ok "*)
+			rest=${line#not ok }
+			tap_n=$((tap_n + 1))
+			echo "not ok $tap_n $prefix ${rest#* }" | tee -a "$TAP" ;;
+		esac
+	done <"$2"
+}
+# tap_make PREFIX TARGET...: a make target in userlib/ that prints TAP.
+# Its results count one by one; a target that fails without a failing
+# result (a build error, a crash) is a failure of its own.
+tap_make() {
+	local prefix=$1 log status=0
+	shift
+	log="$TAP_LOGS/$(printf '%s' "$prefix $*" | tr -c 'A-Za-z0-9._-' '_').log"
+	make -C "$top/userlib" "$@" >"$log" 2>&1 || status=$?
+	tap_import "$prefix" "$log"
+	if [ "$status" != 0 ] && ! grep -q '^not ok ' "$log"; then
+		tap not-ok "$prefix: make $* exited with status $status" "see $log"
+		tail -n 20 "$log" | sed 's/^/#   /'
+	elif ! grep -qE '^(not )?ok ' "$log"; then
+		tap not-ok "$prefix: make $* printed no result" "see $log"
 	fi
 }

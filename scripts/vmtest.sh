@@ -15,6 +15,8 @@ kvm=--disable-kvm
 
 "$top/scripts/build-selftests.sh" "$build/ksft"
 st="$build/ksft/tools/testing/selftests/secarena"
+make -s -C "$top/userlib" vmtest-bin
+ul="$top/userlib/build/secarena-vmtest"
 
 for k in $kernels; do
 	out="$build/vm-out/$k"
@@ -23,9 +25,9 @@ for k in $kernels; do
 	"$top/scripts/build-module.sh" "$k" "$build/module/$k"
 	echo "vmtest: booting $k (TCG, about a minute)..."
 	# shellcheck disable=SC2086
-	timeout 1500 vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
-		--rwdir="$out" --exec "$top/scripts/vm-guest.sh $k $out $build/module/$k/secarena.ko $st" \
-		>"$out/console.log" 2>&1 </dev/null || true
+	(cd / && timeout 1500 vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
+		--rwdir="$out" --exec "$top/scripts/vm-guest.sh $k $out $build/module/$k/secarena.ko $st $ul" \
+		>"$out/console.log" 2>&1 </dev/null) || true
 	if [ ! -f "$out/done" ]; then
 		echo "not ok 0 $k: guest run did not finish (see $out/console.log)" >>"$out/results.tap"
 	fi
