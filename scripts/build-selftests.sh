@@ -12,4 +12,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dst="$ksft/tools/testing/selftests/secarena"
 mkdir -p "$dst"
 cp -a "$top/selftests/secarena/." "$dst/"
-make -s -C "$dst" SECARENA_UAPI="$top/uapi"
+# OUTPUT explicitly: lib.mk sets it only at MAKELEVEL 0 (not under make check).
+make -s -C "$dst" OUTPUT="$dst" SECARENA_UAPI="$top/uapi"
+for src in "$top"/selftests/secarena/secarena_*.c; do
+	prog="$dst/$(basename "$src" .c)"
+	[ -x "$prog" ] || { echo "build-selftests: $prog was not built" >&2; exit 1; }
+done

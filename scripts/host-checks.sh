@@ -39,7 +39,7 @@ tap_run "make install/uninstall into DESTDIR ($first)" scripts/install-check.sh 
 # ASan+UBSan, a bounded libFuzzer run, and the static binary for the VM.
 tap_make "libsecarena" check
 tap_make "libsecarena asan+ubsan" check-asan
-tap_make "libsecarena fuzz" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
+tap_make "libsecarena" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 tap_run "libsecarena device suite builds for the VM" make -C userlib vmtest-bin
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf

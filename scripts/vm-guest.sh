@@ -28,7 +28,7 @@ if insmod "$ko"; then result ok insmod; else result not-ok insmod; exit 0; fi
 # The kselftest runner writes each test's output to /dev/stdout, which
 # virtme-ng points at its console port: point it back at our own stdout.
 ln -sf /proc/self/fd/1 /dev/stdout
-(cd "$st" && make -s --no-print-directory run_tests) 2>&1 | cat >"$out/kselftest.log"
+(cd "$st" && make -s --no-print-directory OUTPUT="$st" run_tests) 2>&1 | cat >"$out/kselftest.log"
 while read -r line; do
 	case "$line" in
 	"not ok "*) result not-ok "kselftest ${line#not ok }" ;;

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * make bench: one workload on three allocators in one process run, on 1 and
+ * 2 threads. Each thread keeps 1024 live blocks; a step frees a random one
+ * and allocates a random size in 16..4096 in its place (a malloc+free pair).
+ * Sizes and slots are drawn before the clock starts.
+ *
+ * libsecarena: memfd_secret backend unless SECARENA_BACKEND says otherwise,
+ * 16 MiB arena, 16-byte minimum. OpenSSL: CRYPTO_secure_malloc_init(1 << 24,
+ * 16) of the system libcrypto. glibc: malloc/free (which does not wipe).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "secarena.h"
+
+#define LIVE		1024
+#define DRAWS		(1u << 20)
+#define MAX_THREADS	2
+
+struct engine {
+	const char *name;
+	void *(*alloc)(size_t n);
+	void (*release)(void *p);
+};
+
+static void *glibc_alloc(size_t n) { return malloc(n); }
+static void glibc_release(void *p) { free(p); }
+static void *openssl_alloc(size_t n) { return CRYPTO_secure_malloc(n, __FILE__, __LINE__); }
+static void openssl_release(void *p) { CRYPTO_secure_free(p, __FILE__, __LINE__); }
+static void *secarena_alloc(size_t n) { return secarena_malloc(n); }
+static void secarena_release(void *p) { secarena_free(p); }
+
+static const struct engine engines[] = {
+	{ "libsecarena", secarena_alloc, secarena_release },
+	{ "openssl-secure-heap", openssl_alloc, openssl_release },
+	{ "glibc-malloc", glibc_alloc, glibc_release },
+};
+
+struct worker {
+	pthread_t thread;
+	const struct engine *e;
+	size_t pairs;
+	uint16_t *size;		/* DRAWS sizes */
+	uint16_t *slot;		/* DRAWS slot numbers */
+	int failed;
+};
+
+static pthread_barrier_t start_line;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	void *live[LIVE];
+	size_t i;
+
+	for (i = 0; i < LIVE; i++) {
+		live[i] = w->e->alloc(w->size[i]);
+		if (!live[i])
+			w->failed = 1;
+	}
+	pthread_barrier_wait(&start_line);
+	for (i = 0; i < w->pairs; i++) {
+		unsigned int s = w->slot[i & (DRAWS - 1)];
+
+		w->e->release(live[s]);
+		live[s] = w->e->alloc(w->size[i & (DRAWS - 1)]);
+		if (!live[s])
+			w->failed = 1;
+	}
+	pthread_barrier_wait(&start_line);
+	for (i = 0; i < LIVE; i++)
+		w->e->release(live[i]);
+	return NULL;
+}
+
+/* ns per pair over all threads: wall time of the timed loop / total pairs. */
+static double run(const struct engine *e, int threads, size_t pairs, struct worker *w)
+{
+	double t0, t1;
+	int i;
+
+	pthread_barrier_init(&start_line, NULL, (unsigned int)threads + 1);
+	for (i = 0; i < threads; i++) {
+		w[i].e = e;
+		w[i].pairs = pairs;
+		w[i].failed = 0;
+		pthread_create(&w[i].thread, NULL, work, &w[i]);
+	}
+	pthread_barrier_wait(&start_line);
+	t0 = now_ns();
+	pthread_barrier_wait(&start_line);
+	t1 = now_ns();
+	for (i = 0; i < threads; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (w[i].failed) {
+			fprintf(stderr, "bench: %s ran out of memory\n", e->name);
+			exit(1);
+		}
+	}
+	pthread_barrier_destroy(&start_line);
+	return (t1 - t0) / (double)(pairs * (size_t)threads);
+}
+
+int main(int argc, char **argv)
+{
+	size_t pairs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000000;
+	struct worker w[MAX_THREADS];
+	double ns[3][MAX_THREADS + 1];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct secarena_options opt = { .arena_size = 1 << 24, .min_block = 16 };
+	struct secarena_status st;
+	int e, t, i;
+
+	if (!getenv("SECARENA_BACKEND"))
+		setenv("SECARENA_BACKEND", "memfd_secret", 1);
+	if (secarena_init_ex(&opt, &st) != 0) {
+		perror("bench: secarena_init");
+		return 1;
+	}
+	if (CRYPTO_secure_malloc_init(1 << 24, 16) == 0) {
+		fprintf(stderr, "bench: CRYPTO_secure_malloc_init failed\n");
+		return 1;
+	}
+	for (i = 0; i < MAX_THREADS; i++) {
+		size_t k;
+
+		w[i].size = malloc(DRAWS * sizeof(uint16_t));
+		w[i].slot = malloc(DRAWS * sizeof(uint16_t));
+		for (k = 0; k < DRAWS; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			w[i].size[k] = (uint16_t)(16 + (x >> 20) % 4081);
+			w[i].slot[k] = (uint16_t)((x >> 40) % LIVE);
+		}
+	}
+	printf("workload: sizes 16..4096 uniform, %d live blocks per thread, %zu malloc+free pairs "
+	       "per thread\nlibsecarena backend: %s\n\n", LIVE, pairs, st.backend);
+	for (t = 1; t <= MAX_THREADS; t++)
+		for (e = 0; e < 3; e++) {
+			run(&engines[e], t, pairs / 10, w);	/* warm up */
+			ns[e][t] = run(&engines[e], t, pairs, w);
+		}
+	printf("%-22s %14s %14s\n", "allocator", "1 thread", "2 threads");
+	printf("%-22s %14s %14s\n", "", "ns/pair", "ns/pair (aggr)");
+	for (e = 0; e < 3; e++)
+		printf("%-22s %14.1f %14.1f\n", engines[e].name, ns[e][1], ns[e][2]);
+	printf("\nopenssl / libsecarena: %.1fx (1 thread), %.1fx (2 threads)\n",
+	       ns[1][1] / ns[0][1], ns[1][2] / ns[0][2]);
+	printf("glibc / libsecarena:   %.2fx (1 thread), %.2fx (2 threads)\n",
+	       ns[2][1] / ns[0][1], ns[2][2] / ns[0][2]);
+	printf("targets: 1 thread <= 50 ns/pair and >= 5x; 2 threads <= 30 ns/pair and >= 20x\n");
+	CRYPTO_secure_malloc_done();
+	secarena_done();
+	return 0;
+}

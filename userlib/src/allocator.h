@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The process-wide allocator state: arenas in service, configuration, counters. */
+#ifndef SECARENA_ALLOCATOR_H
+#define SECARENA_ALLOCATOR_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+#define ARENA_SLOTS		64	/* arenas ever mapped, retired ones included */
+#define MAX_ARENAS_LIMIT	32	/* live arenas (secarena_options.max_arenas) */
+
+struct arena;
+
+struct allocator {
+	int initialized;		/* atomic: set last by init, cleared first by done */
+	unsigned int flags;
+	enum fork_policy fork_policy;
+	size_t arena_size;
+	unsigned int min_order, max_order;
+	size_t max_arenas;
+	const struct backend_ops *backend;
+	unsigned int protection;	/* SECARENA_PROT_* common to all arenas */
+	int lock_errno;
+	/*
+	 * Appended under grow_lock and published by a release store of
+	 * narenas, so free() finds a pointer's arena without a lock. Arenas
+	 * are removed only by secarena_done().
+	 */
+	struct arena *arena[ARENA_SLOTS];
+	size_t narenas;
+	size_t live_arenas;
+	pthread_mutex_t grow_lock;	/* init, done, growth */
+	uint64_t generation;		/* changes at init and done: stale thread caches reset */
+	unsigned int cache_max_order;	/* largest order a thread cache holds; 0: none */
+	int policy;			/* enum secarena_policy, atomic */
+	/* Counters, atomic. */
+	size_t failures;
+	size_t arena_held;		/* bytes out of the buddies */
+	size_t peak;
+	long long used_unowned;		/* in_use not carried by a thread cache */
+};
+
+extern struct allocator allocator;
+
+static inline int allocator_ready(void)
+{
+	return __atomic_load_n(&allocator.initialized, __ATOMIC_ACQUIRE);
+}
+
+/* Bytes moved out of (+) or back into (-) the buddies. */
+void allocator_count_held(ptrdiff_t delta);
+void allocator_count_failure(void);
+
+/* arena_set.c: the arenas in service. */
+struct arena *arena_of(const void *p);
+/* Up to want blocks of one order from one arena (growing if all are full). */
+struct arena *arenas_take(unsigned int order, void **out, size_t want, size_t *got,
+			  size_t *home, int state);
+int arenas_add_first(const struct backend_ops *ops, int *err);
+void arenas_destroy_all(void);
+void arenas_lock_all(void);
+void arenas_unlock_all(void);
+
+#endif

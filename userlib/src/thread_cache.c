@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Per-thread caches: the design is in thread_cache.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "secarena.h"
+#include "thread_cache.h"
+
+__thread struct thread_cache *thread_cache_current __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_cache *registry;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static unsigned int bin_limit[CACHE_BINS];
+
+void thread_cache_registry_lock(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void thread_cache_registry_unlock(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * Per bin, at most 1/64 of an arena and 128 KiB, 64 blocks: a thread holds
+ * at most 9/64 of an arena in its cache, and a bin of fewer than 2 blocks
+ * would only add work.
+ */
+void thread_cache_configure(void)
+{
+	size_t budget = allocator.arena_size / 64;
+	unsigned int i, top = 0;
+
+	if (budget > 128 * 1024)
+		budget = 128 * 1024;
+	for (i = 0; i < CACHE_BINS; i++) {
+		unsigned int order = allocator.min_order + i;
+		size_t n = order <= CACHE_MAX_BLOCK_ORDER && order < allocator.max_order ?
+			   budget >> order : 0;
+
+		if (allocator.flags & SECARENA_F_NO_THREAD_CACHE)
+			n = 0;
+		if (n > CACHE_MAX_SLOTS)
+			n = CACHE_MAX_SLOTS;
+		bin_limit[i] = n >= 2 ? (unsigned int)n : 0;
+		if (bin_limit[i])
+			top = order;
+	}
+	/* Bins are contiguous from min_order: limits only fall with the order. */
+	allocator.cache_max_order = top;
+}
+
+static void cache_reset(struct thread_cache *tc)
+{
+	unsigned int i;
+
+	for (i = 0; i < CACHE_BINS; i++) {
+		tc->bin[i].count = 0;
+		tc->bin[i].limit = bin_limit[i];
+	}
+	__atomic_store_n(&tc->used, 0, __ATOMIC_RELAXED);
+	tc->home = 0;
+}
+
+/* Blocks [from, from + n) of a bin back to their arenas, a run per arena. */
+static void bin_give_back(struct cache_bin *bin, unsigned int from, unsigned int n,
+			  unsigned int order)
+{
+	void *run[CACHE_MAX_SLOTS];
+	unsigned int i = from, end = from + n;
+
+	while (i < end) {
+		struct arena *a = bin->slot[i].arena;
+		size_t k = 0;
+
+		while (i < end && bin->slot[i].arena == a)
+			run[k++] = bin->slot[i++].p;
+		if (a->life == ARENA_LIVE)
+			arena_give_back(a, run, k, order);
+	}
+}
+
+int thread_cache_flush_all(struct thread_cache *tc)
+{
+	unsigned int i;
+	int any = 0;
+
+	for (i = 0; i < CACHE_BINS; i++) {
+		struct cache_bin *bin = &tc->bin[i];
+
+		if (bin->count) {
+			bin_give_back(bin, 0, bin->count, allocator.min_order + i);
+			bin->count = 0;
+			any = 1;
+		}
+	}
+	return any;
+}
+
+static void registry_remove(struct thread_cache *tc)
+{
+	if (tc->prev)
+		tc->prev->next = tc->next;
+	else
+		registry = tc->next;
+	if (tc->next)
+		tc->next->prev = tc->prev;
+}
+
+/* Thread exit: blocks back to the arenas, the in-use count to the shared counter. */
+static void thread_cache_exit(void *arg)
+{
+	struct thread_cache *tc = arg;
+
+	pthread_mutex_lock(&registry_lock);
+	if (tc->generation == __atomic_load_n(&allocator.generation, __ATOMIC_RELAXED)) {
+		thread_cache_flush_all(tc);
+		__atomic_add_fetch(&allocator.used_unowned, tc->used, __ATOMIC_RELAXED);
+	}
+	registry_remove(tc);
+	pthread_mutex_unlock(&registry_lock);
+	thread_cache_current = NULL;
+	free(tc);
+}
+
+static void exit_key_create(void)
+{
+	pthread_key_create(&exit_key, thread_cache_exit);
+}
+
+struct thread_cache *thread_cache_attach(void)
+{
+	struct thread_cache *tc = thread_cache_current;
+	int saved = errno;
+
+	if (!allocator_ready())
+		return NULL;
+	pthread_mutex_lock(&registry_lock);
+	if (!tc) {
+		tc = calloc(1, sizeof(*tc));
+		if (!tc) {
+			pthread_mutex_unlock(&registry_lock);
+			errno = saved;
+			return NULL;
+		}
+		pthread_once(&exit_key_once, exit_key_create);
+		pthread_setspecific(exit_key, tc);
+		tc->next = registry;
+		if (registry)
+			registry->prev = tc;
+		registry = tc;
+		thread_cache_current = tc;
+	}
+	/* A cache from before a done()/init() holds nothing of the new arenas. */
+	cache_reset(tc);
+	tc->generation = __atomic_load_n(&allocator.generation, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&registry_lock);
+	errno = saved;
+	return tc;
+}
+
+int thread_cache_refill(struct thread_cache *tc, struct cache_bin *bin, unsigned int order)
+{
+	void *blocks[CACHE_MAX_SLOTS];
+	size_t got = 0, i;
+	struct arena *a;
+
+	a = arenas_take(order, blocks, bin->limit / 2, &got, &tc->home, BLOCK_CACHED);
+	if (!a)
+		return 0;
+	/* Reversed, so that the lowest address is handed out first. */
+	for (i = 0; i < got; i++) {
+		bin->slot[i].p = blocks[got - 1 - i];
+		bin->slot[i].arena = a;
+	}
+	bin->count = (unsigned int)got;
+	return 1;
+}
+
+void thread_cache_flush_half(struct cache_bin *bin, unsigned int order)
+{
+	/* The older half goes back; the recently freed (warm) half stays. */
+	unsigned int half = bin->limit / 2;
+
+	bin_give_back(bin, 0, half, order);
+	memmove(&bin->slot[0], &bin->slot[half], (bin->count - half) * sizeof(bin->slot[0]));
+	bin->count -= half;
+}
+
+long long thread_cache_sum_used(void)
+{
+	long long sum = __atomic_load_n(&allocator.used_unowned, __ATOMIC_RELAXED);
+	uint64_t gen = __atomic_load_n(&allocator.generation, __ATOMIC_RELAXED);
+	struct thread_cache *tc;
+
+	pthread_mutex_lock(&registry_lock);
+	for (tc = registry; tc; tc = tc->next)
+		if (tc->generation == gen)
+			sum += __atomic_load_n(&tc->used, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&registry_lock);
+	return sum;
+}
+
+/* done(): the arenas are going; every cache forgets its blocks. */
+void thread_cache_forget_all(void)
+{
+	struct thread_cache *tc;
+
+	pthread_mutex_lock(&registry_lock);
+	for (tc = registry; tc; tc = tc->next)
+		tc->generation = 0;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * In a fork child, after the arenas have their new life: only the forking
+ * thread exists. The caches of the others give their blocks back (their
+ * in-use counts stay, as those blocks can still be freed here) and go away;
+ * the caller's own cache drops blocks of arenas that are no longer its own.
+ */
+void thread_cache_fork_child(void)
+{
+	uint64_t gen = __atomic_load_n(&allocator.generation, __ATOMIC_RELAXED);
+	struct thread_cache *tc = registry, *next;
+	unsigned int i;
+
+	for (; tc; tc = next) {
+		next = tc->next;
+		if (tc->generation != gen)
+			continue;
+		if (tc != thread_cache_current) {
+			thread_cache_flush_all(tc);
+			allocator.used_unowned += tc->used;
+			registry_remove(tc);
+			free(tc);
+			continue;
+		}
+		for (i = 0; i < CACHE_BINS; i++) {
+			struct cache_bin *bin = &tc->bin[i];
+			unsigned int j, k = 0;
+
+			for (j = 0; j < bin->count; j++)
+				if (bin->slot[j].arena->life == ARENA_LIVE)
+					bin->slot[k++] = bin->slot[j];
+			bin->count = k;
+		}
+	}
+}

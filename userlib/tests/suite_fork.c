@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fork() under each policy, on the backend under test. The parent holds a
+ * block A and a second thread holds a filled thread cache at the fork; the
+ * child checks what it can see of A, writes to it, allocates, frees A,
+ * checks the accounting and the buddy, and calls secarena_done(). The
+ * parent then checks what the child's actions did to its A.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "allocator.h"
+#include "arena.h"
+#include "secarena.h"
+#include "tap.h"
+#include "thread_cache.h"
+
+struct child_report {
+	int a_mapped, a_content_ok, a_allocated;
+	int c_ok, c_zero, c_in_old_arena;
+	int used_ok, held_ok, locked_ok, done_ok;
+	size_t used_before, used_after;
+};
+
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static int hold_state;	/* 0 start, 1 cache filled, 2 may exit */
+
+static void *cache_holder(void *arg)
+{
+	void *p[40];
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 40; i++)
+		p[i] = secarena_malloc(48);
+	for (i = 0; i < 40; i++)
+		secarena_free(p[i]);	/* now cached in this thread */
+	pthread_mutex_lock(&hold_lock);
+	hold_state = 1;
+	pthread_cond_broadcast(&hold_cond);
+	while (hold_state != 2)
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+	return NULL;
+}
+
+/* Readable here: the kernel copies from it into a pipe (EFAULT if not). */
+static int page_mapped(const void *p)
+{
+	int fds[2], ok;
+
+	if (pipe(fds) != 0)
+		return 0;
+	ok = write(fds[1], p, 1) == 1;
+	close(fds[0]);
+	close(fds[1]);
+	return ok;
+}
+
+static size_t own_cache_bytes(void)
+{
+	struct thread_cache *tc = thread_cache_current;
+	size_t sum = 0;
+	unsigned int i;
+
+	if (!tc)
+		return 0;
+	for (i = 0; i < CACHE_BINS; i++)
+		sum += (size_t)tc->bin[i].count << (allocator.min_order + i);
+	return sum;
+}
+
+static size_t vm_locked_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %zu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void child_side(unsigned int policy, char *a, struct arena *old, int fd)
+{
+	struct child_report r = { 0 };
+	struct secarena_stats st;
+	char *c;
+	size_t i;
+
+	r.used_before = secarena_used();
+	r.a_mapped = page_mapped(a);
+	r.a_allocated = secarena_allocated(a);
+	if (r.a_mapped) {
+		r.a_content_ok = strcmp(a, "parent-secret") == 0;
+		strcpy(a, "child-wrote");
+	}
+	c = secarena_malloc(64);
+	r.c_ok = c != NULL;
+	if (c) {
+		r.c_zero = c[0] == 0 && c[63] == 0;
+		r.c_in_old_arena = arena_contains(old, c);
+		memset(c, 'c', 64);
+	}
+	secarena_free(a);
+	r.used_after = secarena_used();
+	r.used_ok = r.used_after == r.used_before;	/* +64 for c, -64 for a */
+	/*
+	 * The holder thread's cache went back; what the live arenas hold is ours
+	 * alone. b (8 KiB) still counts as in use, but outside a live arena
+	 * unless the child has its own copy.
+	 */
+	secarena_stats(&st);
+	r.held_ok = st.arena_held + (policy == SECARENA_F_FORK_PRIVATE ? 0 : 8192) ==
+		    st.in_use + own_cache_bytes();
+	for (i = 0; i < allocator.narenas; i++)
+		if (allocator.arena[i]->life == ARENA_LIVE)
+			buddy_check(&allocator.arena[i]->buddy);
+	r.locked_ok = strcmp(test_backend(), "mlock") != 0 || policy != SECARENA_F_FORK_PRIVATE ||
+		      vm_locked_kb() >= 1024;
+	if (!r.locked_ok)
+		fprintf(stderr, "VmLck %zu kB\n", vm_locked_kb());
+	secarena_free(c);
+	r.done_ok = secarena_done() == 0;
+	if (write(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		_exit(3);
+	_exit(0);
+}
+
+static int fork_under(unsigned int policy)
+{
+	struct child_report r;
+	pthread_t holder;
+	char *a, *b;
+	struct arena *old;
+	int pipefd[2], status;
+	pid_t pid;
+
+	CHECK_EQ(secarena_init(1 << 20, 16, policy), 0);
+	old = allocator.arena[0];
+	a = secarena_malloc(64);
+	b = secarena_malloc(8192);
+	CHECK(a && b);
+	strcpy(a, "parent-secret");
+	strcpy(b, "parent-b");
+	hold_state = 0;
+	CHECK_EQ(pthread_create(&holder, NULL, cache_holder, NULL), 0);
+	pthread_mutex_lock(&hold_lock);
+	while (hold_state != 1)
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+
+	CHECK_EQ(pipe(pipefd), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		child_side(policy, a, old, pipefd[1]);
+	close(pipefd[1]);
+	CHECK_EQ(read(pipefd[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+	close(pipefd[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	CHECK_EQ(r.used_before, 64 + 8192);
+	CHECK(r.used_ok);
+	CHECK(r.held_ok);
+	CHECK(r.c_ok && r.c_zero);
+	CHECK(r.locked_ok);
+	CHECK(r.done_ok);
+	switch (policy) {
+	case SECARENA_F_FORK_PRIVATE:
+		/* Own copy: sees the data, its writes stay its own. */
+		CHECK(r.a_mapped && r.a_content_ok && r.a_allocated);
+		CHECK(strcmp(a, "parent-secret") == 0);
+		break;
+	case SECARENA_F_FORK_SHARED:
+		/* Same pages: sees and writes; never allocates from them, never wipes them. */
+		CHECK(r.a_mapped && r.a_content_ok && r.a_allocated);
+		CHECK(!r.c_in_old_arena);
+		CHECK(strcmp(a, "child-wrote") == 0);
+		break;
+	case SECARENA_F_FORK_NONE:
+		/* Nothing: the range is unmapped in the child; free(A) was accepted. */
+		CHECK(!r.a_mapped && !r.a_allocated);
+		CHECK(!r.c_in_old_arena);
+		CHECK(strcmp(a, "parent-secret") == 0);
+		break;
+	}
+	/* The parent goes on as before. */
+	CHECK(strcmp(b, "parent-b") == 0);
+	secarena_free(a);
+	a = secarena_malloc(64);
+	CHECK(a != NULL && a[0] == 0);
+	secarena_free(a);
+	secarena_free(b);
+	pthread_mutex_lock(&hold_lock);
+	hold_state = 2;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+	pthread_join(holder, NULL);
+	CHECK_EQ(secarena_used(), 0);
+	pthread_mutex_lock(&old->lock);
+	buddy_check(&old->buddy);
+	pthread_mutex_unlock(&old->lock);
+	return 0;
+}
+
+TEST(fork, policy_private)
+{
+	return fork_under(SECARENA_F_FORK_PRIVATE);
+}
+
+TEST(fork, policy_shared)
+{
+	return fork_under(SECARENA_F_FORK_SHARED);
+}
+
+TEST(fork, policy_none)
+{
+	return fork_under(SECARENA_F_FORK_NONE);
+}
+
+static void child_double_free(void *arg)
+{
+	char *p;
+
+	secarena_init(1 << 16, 16, (unsigned int)(uintptr_t)arg);
+	p = secarena_malloc(64);
+	/* The abort must come from the child of this child. */
+	if (fork() == 0) {
+		secarena_free(p);
+		secarena_free(p);
+		_exit(0);
+	}
+	{
+		int status;
+
+		wait(&status);
+		if (WIFSIGNALED(status))
+			abort();	/* pass the child's abort up */
+	}
+}
+
+TEST(fork, double_free_in_child_still_aborts)
+{
+	CHECK(dies_with_abort(child_double_free, (void *)(uintptr_t)SECARENA_F_FORK_PRIVATE,
+			      "double free"));
+	CHECK(dies_with_abort(child_double_free, (void *)(uintptr_t)SECARENA_F_FORK_SHARED,
+			      "double free (the block was freed after fork)"));
+	CHECK(dies_with_abort(child_double_free, (void *)(uintptr_t)SECARENA_F_FORK_NONE,
+			      "double free (the block was freed after fork)"));
+	return 0;
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Threads: stress with cross-thread frees, cache return at exit, concurrent growth. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator.h"
+#include "arena.h"
+#include "secarena.h"
+#include "tap.h"
+#include "thread_cache.h"
+
+#define THREADS 4
+#define KEEP 256
+#define RING 1024
+
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *ring[RING];
+static size_t ring_size[RING];
+static size_t ring_n;
+static int stress_failed;
+
+struct stress_arg {
+	uint64_t rng;
+	size_t ops;
+};
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int filled(const unsigned char *p, size_t n, unsigned char v)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+/* The fill byte of a block is derived from its size, so any thread can check it. */
+static unsigned char fill_for(size_t n)
+{
+	return (unsigned char)(n * 31 + 7) | 1;
+}
+
+static void *stress(void *argp)
+{
+	struct stress_arg *arg = argp;
+	unsigned char *mine[KEEP] = { 0 };
+	size_t size[KEEP] = { 0 }, i;
+
+	for (i = 0; i < arg->ops; i++) {
+		size_t k = next_rand(&arg->rng) % KEEP;
+		uint64_t r = next_rand(&arg->rng);
+
+		if (mine[k]) {
+			if (!filled(mine[k], size[k], fill_for(size[k])))
+				stress_failed = 1;
+			if (r % 4 == 0) {
+				/* Hand it to whichever thread frees next. */
+				pthread_mutex_lock(&ring_lock);
+				if (ring_n < RING) {
+					ring[ring_n] = mine[k];
+					ring_size[ring_n++] = size[k];
+					mine[k] = NULL;
+				}
+				pthread_mutex_unlock(&ring_lock);
+			}
+			if (mine[k])
+				secarena_free(mine[k]);
+			mine[k] = NULL;
+		} else {
+			size[k] = 1 + (r >> 8) % 3000;
+			mine[k] = secarena_malloc(size[k]);
+			if (!mine[k]) {
+				stress_failed = 1;
+				continue;
+			}
+			if (!filled(mine[k], size[k], 0))
+				stress_failed = 1;
+			memset(mine[k], fill_for(size[k]), size[k]);
+		}
+		if (r % 8 == 1) {
+			unsigned char *p = NULL;
+			size_t n = 0;
+
+			pthread_mutex_lock(&ring_lock);
+			if (ring_n) {
+				p = ring[--ring_n];
+				n = ring_size[ring_n];
+			}
+			pthread_mutex_unlock(&ring_lock);
+			if (p) {
+				if (!filled(p, n, fill_for(n)))
+					stress_failed = 1;
+				secarena_free(p);
+			}
+		}
+	}
+	for (i = 0; i < KEEP; i++)
+		if (mine[i])
+			secarena_free(mine[i]);
+	return NULL;
+}
+
+static int check_all_arenas(void)
+{
+	size_t i;
+
+	for (i = 0; i < allocator.narenas; i++) {
+		pthread_mutex_lock(&allocator.arena[i]->lock);
+		buddy_check(&allocator.arena[i]->buddy);
+		pthread_mutex_unlock(&allocator.arena[i]->lock);
+	}
+	return 0;
+}
+
+TEST(threads, stress_with_cross_thread_frees)
+{
+	struct secarena_options opt = { .arena_size = 1 << 20, .max_arenas = 8 };
+	struct stress_arg args[THREADS];
+	pthread_t t[THREADS];
+	struct secarena_stats st;
+	int i;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	stress_failed = 0;
+	ring_n = 0;
+	for (i = 0; i < THREADS; i++) {
+		args[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+		args[i].ops = test_scaled(300000);
+		CHECK_EQ(pthread_create(&t[i], NULL, stress, &args[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(stress_failed, 0);
+	while (ring_n) {
+		ring_n--;
+		CHECK(filled(ring[ring_n], ring_size[ring_n], fill_for(ring_size[ring_n])));
+		secarena_free(ring[ring_n]);
+	}
+	CHECK_EQ(secarena_used(), 0);
+	/* The exited threads gave their caches back; only ours is left to give. */
+	thread_cache_flush_all(thread_cache_current);
+	CHECK_EQ(secarena_stats(&st), 0);
+	CHECK_EQ(st.arena_held, 0);
+	CHECK_EQ(st.in_use, 0);
+	CHECK_EQ(st.failures, 0);
+	return check_all_arenas();
+}
+
+static void *alloc_free_and_exit(void *arg)
+{
+	void *p[100];
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		p[i] = secarena_malloc(64 + (size_t)i * 16);
+	for (i = 0; i < 100; i++)
+		secarena_free(p[i]);
+	return NULL;
+}
+
+TEST(threads, exiting_thread_returns_its_cache)
+{
+	struct secarena_stats st;
+	pthread_t t;
+
+	CHECK_EQ(secarena_init(1 << 20, 16, 0), 0);
+	CHECK_EQ(pthread_create(&t, NULL, alloc_free_and_exit, NULL), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ(secarena_stats(&st), 0);
+	CHECK_EQ(st.arena_held, 0);
+	CHECK_EQ(st.in_use, 0);
+	CHECK(st.peak > 0);
+	return 0;
+}
+
+static void *alloc_only(void *arg)
+{
+	void **out = arg;
+	int i;
+
+	for (i = 0; i < 64; i++)
+		out[i] = secarena_malloc(100);
+	return NULL;
+}
+
+TEST(threads, used_counts_across_threads)
+{
+	void *blocks[64];
+	pthread_t t;
+	int i;
+
+	CHECK_EQ(secarena_init(1 << 20, 16, 0), 0);
+	CHECK_EQ(pthread_create(&t, NULL, alloc_only, blocks), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ(secarena_used(), 64 * 128);
+	for (i = 0; i < 64; i++)
+		secarena_free(blocks[i]);	/* freed by another thread than the allocator */
+	CHECK_EQ(secarena_used(), 0);
+	return 0;
+}
+
+#define GROW_BLOCKS 24
+static pthread_barrier_t grow_barrier;
+
+static void *grow(void *arg)
+{
+	uintptr_t id = (uintptr_t)arg;
+	unsigned char *p[GROW_BLOCKS];
+	int i, bad = 0;
+
+	pthread_barrier_wait(&grow_barrier);
+	for (i = 0; i < GROW_BLOCKS; i++) {
+		p[i] = secarena_malloc(4096);
+		if (!p[i])
+			return (void *)1;
+		memset(p[i], (int)id, 4096);
+	}
+	pthread_barrier_wait(&grow_barrier);
+	for (i = 0; i < GROW_BLOCKS; i++) {
+		bad |= !filled(p[i], 4096, (unsigned char)id);
+		secarena_free(p[i]);
+	}
+	return (void *)(uintptr_t)bad;
+}
+
+TEST(threads, concurrent_growth)
+{
+	struct secarena_options opt = { .arena_size = 1 << 16, .max_arenas = 8 };
+	struct secarena_stats st;
+	pthread_t t[THREADS];
+	void *bad;
+	int i, failed = 0;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	pthread_barrier_init(&grow_barrier, NULL, THREADS);
+	for (i = 0; i < THREADS; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, grow, (void *)(uintptr_t)(i + 1)), 0);
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(t[i], &bad);
+		failed |= bad != NULL;
+	}
+	pthread_barrier_destroy(&grow_barrier);
+	CHECK_EQ(failed, 0);
+	CHECK_EQ(secarena_stats(&st), 0);
+	/* 4 threads x 24 x 4 KiB = 384 KiB: at least 6 arenas of 64 KiB. */
+	CHECK(st.arenas >= 6 && st.arenas <= 8);
+	CHECK_EQ(st.in_use, 0);
+	return check_all_arenas();
+}
