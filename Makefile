@@ -2,12 +2,12 @@
 #
 # secarena: make targets are the interface, scripts/ the implementation.
 #
-#   make                  module (running kernel, or KDIR=...) and selftests
+#   make                  module (running kernel, or KDIR=...), selftests, libsecarena
 #   make module KDIR=...  the module against any kernel headers
 #   make check            install what is missing, host checks, then vmtest
 #   make vmtest           boot Debian's 6.1 and 6.12 in virtme-ng and test there
 #   make demo             a short demonstration inside a VM
-#   make install          module (modules_install + depmod) and the udev rule
+#   make install          module (modules_install + depmod), udev rule, libsecarena
 
 KVER ?= $(shell uname -r)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -17,10 +17,10 @@ PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
-.PHONY: all module selftests check host-check vmtest demo install uninstall \
+.PHONY: all module selftests userlib check host-check vmtest demo install uninstall \
 	dkms-install deps checkpatch clean
 
-all: module selftests
+all: module selftests userlib
 
 module:
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR): install linux-headers-$(KVER) or pass KDIR=" >&2; exit 1; }
@@ -28,6 +28,9 @@ module:
 
 selftests:
 	scripts/build-selftests.sh $(BUILD)/ksft
+
+userlib:
+	$(MAKE) -C userlib
 
 deps:
 	scripts/install-deps.sh
@@ -49,17 +52,19 @@ checkpatch:
 	scripts/kernel-tools.sh $(BUILD)/ksft
 	scripts/checkpatch.sh $(BUILD)/ksft
 
-install: module
+install: module userlib
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 	install -D -m 0644 udev/60-secarena.rules $(DESTDIR)$(UDEVDIR)/60-secarena.rules
 	install -D -m 0644 uapi/linux/secarena.h $(DESTDIR)$(PREFIX)/include/linux/secarena.h
+	$(MAKE) -C userlib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/secarena.ko \
 	      $(DESTDIR)/lib/modules/$(KVER)/extra/secarena.ko
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 	rm -f $(DESTDIR)$(UDEVDIR)/60-secarena.rules $(DESTDIR)$(PREFIX)/include/linux/secarena.h
+	$(MAKE) -C userlib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
 # Register the source with DKMS and build/install it for KVER.
 dkms-install:

@@ -7,13 +7,16 @@
  *
  * libsecarena: memfd_secret backend unless SECARENA_BACKEND says otherwise,
  * 16 MiB arena, 16-byte minimum. OpenSSL: CRYPTO_secure_malloc_init(1 << 24,
- * 16) of the system libcrypto. glibc: malloc/free (which does not wipe).
+ * 16) of the system libcrypto. glibc: malloc/free (which does not wipe), and
+ * malloc/free with explicit_bzero of the usable size first: the floor for any
+ * allocator that wipes what it frees.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
@@ -34,6 +37,13 @@ static void *glibc_alloc(size_t n) { return malloc(n); }
 static void glibc_release(void *p) { free(p); }
 static void *openssl_alloc(size_t n) { return CRYPTO_secure_malloc(n, __FILE__, __LINE__); }
 static void openssl_release(void *p) { CRYPTO_secure_free(p, __FILE__, __LINE__); }
+/* The floor for any allocator that wipes on free: glibc plus the wipe. */
+static void glibc_wipe_release(void *p)
+{
+	if (p)
+		explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
 static void *secarena_alloc(size_t n) { return secarena_malloc(n); }
 static void secarena_release(void *p) { secarena_free(p); }
 
@@ -41,7 +51,9 @@ static const struct engine engines[] = {
 	{ "libsecarena", secarena_alloc, secarena_release },
 	{ "openssl-secure-heap", openssl_alloc, openssl_release },
 	{ "glibc-malloc", glibc_alloc, glibc_release },
+	{ "glibc-malloc+wipe", glibc_alloc, glibc_wipe_release },
 };
+#define ENGINES	(sizeof(engines) / sizeof(engines[0]))
 
 struct worker {
 	pthread_t thread;
@@ -120,11 +132,12 @@ int main(int argc, char **argv)
 {
 	size_t pairs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000000;
 	struct worker w[MAX_THREADS];
-	double ns[3][MAX_THREADS + 1];
+	double ns[ENGINES][MAX_THREADS + 1];
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	struct secarena_options opt = { .arena_size = 1 << 24, .min_block = 16 };
 	struct secarena_status st;
-	int e, t, i;
+	size_t e;
+	int t, i;
 
 	if (!getenv("SECARENA_BACKEND"))
 		setenv("SECARENA_BACKEND", "memfd_secret", 1);
@@ -150,18 +163,20 @@ int main(int argc, char **argv)
 	printf("workload: sizes 16..4096 uniform, %d live blocks per thread, %zu malloc+free pairs "
 	       "per thread\nlibsecarena backend: %s\n\n", LIVE, pairs, st.backend);
 	for (t = 1; t <= MAX_THREADS; t++)
-		for (e = 0; e < 3; e++) {
+		for (e = 0; e < ENGINES; e++) {
 			run(&engines[e], t, pairs / 10, w);	/* warm up */
 			ns[e][t] = run(&engines[e], t, pairs, w);
 		}
 	printf("%-22s %14s %14s\n", "allocator", "1 thread", "2 threads");
 	printf("%-22s %14s %14s\n", "", "ns/pair", "ns/pair (aggr)");
-	for (e = 0; e < 3; e++)
+	for (e = 0; e < ENGINES; e++)
 		printf("%-22s %14.1f %14.1f\n", engines[e].name, ns[e][1], ns[e][2]);
 	printf("\nopenssl / libsecarena: %.1fx (1 thread), %.1fx (2 threads)\n",
 	       ns[1][1] / ns[0][1], ns[1][2] / ns[0][2]);
 	printf("glibc / libsecarena:   %.2fx (1 thread), %.2fx (2 threads)\n",
 	       ns[2][1] / ns[0][1], ns[2][2] / ns[0][2]);
+	printf("glibc+wipe / libsecarena: %.2fx (1 thread), %.2fx (2 threads)\n",
+	       ns[3][1] / ns[0][1], ns[3][2] / ns[0][2]);
 	printf("targets: 1 thread <= 50 ns/pair and >= 5x; 2 threads <= 30 ns/pair and >= 20x\n");
 	CRYPTO_secure_malloc_done();
 	secarena_done();

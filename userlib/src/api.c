@@ -395,6 +395,11 @@ EXPORT void *secarena_realloc(void *ptr, size_t size)
 	a = arena_of(ptr);
 	if (a) {
 		old = (size_t)1 << MAP_ORDER(held_entry(a, ptr, "secarena_realloc"));
+		/* A FORK_NONE child inherited the pointer, not the bytes. */
+		if (a->life == ARENA_GONE) {
+			errno = EFAULT;
+			return NULL;
+		}
 		/* Same block if it fits and more than half of it stays in use. */
 		if (a->life == ARENA_LIVE && size <= old &&
 		    (size > old / 2 || old == ((size_t)1 << allocator.min_order)))

@@ -7,6 +7,7 @@
 
 #include <malloc.h>
 
+#include "allocator.h"
 #include "fallback_heap.h"
 #include "secarena.h"
 #include "secure_malloc.h"
@@ -22,10 +23,14 @@ static int secure_now(void)
 	return secure_depth > 0 && secarena_initialized();
 }
 
-/* Ours: handed out by an arena, or by malloc(3) as a counted fallback. */
+/*
+ * Ours: handed out by an arena, or by malloc(3) as a counted fallback. An
+ * arena a fork child no longer maps (FORK_NONE) still counts: its blocks
+ * must reach secarena_free(), which ignores them, never free(3).
+ */
 static int owned(const void *ptr)
 {
-	return ptr && (secarena_allocated(ptr) || fallback_owns(ptr));
+	return ptr && (arena_of(ptr) || fallback_owns(ptr));
 }
 
 EXPORT int secure_malloc_init(size_t arena_size, size_t mem_min_unit, size_t overrun_bytes)
@@ -110,7 +115,9 @@ EXPORT void *secure_realloc(void *ptr, size_t size)
 {
 	if (owned(ptr))
 		return secarena_realloc(ptr, size);
-	if (ptr && size && secure_now()) {
+	if (!ptr)
+		return secure_malloc(size);
+	if (size && secure_now()) {
 		size_t old = malloc_usable_size(ptr);
 
 		return heap_to_arena(ptr, old, size, old);

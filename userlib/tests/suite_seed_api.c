@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "secarena.h"
 #include "secure_malloc.h"
@@ -133,6 +135,10 @@ TEST(seed_api, calloc_strdup_realloc)
 	s = secure_realloc_clean(s, 10, 300);
 	CHECK(s && secarena_allocated(s) && strcmp(s, "heap copy") == 0);
 	secure_free(s);
+	/* realloc(NULL) is malloc: from the arena while started. */
+	s = secure_realloc(NULL, 16);
+	CHECK(s && secarena_allocated(s));
+	secure_free(s);
 	stop_secure_allocation();
 	/* Not started: plain heap realloc. */
 	s = secure_realloc(NULL, 16);
@@ -141,6 +147,41 @@ TEST(seed_api, calloc_strdup_realloc)
 	s = secure_realloc_clean(s, 4, 4000);
 	CHECK(s && !secarena_allocated(s) && strcmp(s, "abc") == 0);
 	CHECK(secure_realloc_clean(s, 4, 0) == NULL);
+	CHECK_EQ(secarena_used(), 0);
+	return 0;
+}
+
+/*
+ * Under FORK_NONE the child has no arena, but the blocks it inherited
+ * must still be recognised: handing them to free(3) would crash.
+ */
+TEST(seed_api, fork_none_child_frees_inherited_blocks)
+{
+	char *p, *q;
+	pid_t pid;
+	int status;
+
+	CHECK_EQ(secarena_init(1 << 16, 16, SECARENA_F_FORK_NONE), 0);
+	start_secure_allocation();
+	p = secure_malloc(64);
+	q = secure_malloc(64);
+	CHECK(p && q && secarena_allocated(p));
+	memset(p, 0x5a, 64);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		secure_free(p);
+		/* Its bytes are not in this process: nothing to copy. */
+		errno = 0;
+		_exit(secure_realloc(q, 128) == NULL && errno == EFAULT ? 0 : 3);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The parent's blocks are untouched. */
+	CHECK_EQ(p[63], 0x5a);
+	secure_free(p);
+	secure_free(q);
+	stop_secure_allocation();
 	CHECK_EQ(secarena_used(), 0);
 	return 0;
 }
