@@ -3,6 +3,8 @@
 # Boot each installed Debian kernel (6.1, 6.12) in virtme-ng, run the guest
 # suite there and collect its TAP into build/vm-out/KVER/results.tap.
 # VMTEST_KERNELS="kver ..." picks kernels; VMTEST_KVM=1 drops --disable-kvm.
+# The guest's kernel log goes to OUT/console.log (--verbose), so an oops or
+# a panic that ends the run early is on record.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +27,7 @@ for k in $kernels; do
 	"$top/scripts/build-module.sh" "$k" "$build/module/$k"
 	echo "vmtest: booting $k (TCG, about a minute)..."
 	# shellcheck disable=SC2086
-	(cd / && timeout 1500 vng --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
+	(cd / && timeout 1500 vng --verbose --run "/boot/vmlinuz-$k" $kvm --force-9p --memory 1G --cpus 2 \
 		--rwdir="$out" --exec "$top/scripts/vm-guest.sh $k $out $build/module/$k/secarena.ko $st $ul" \
 		>"$out/console.log" 2>&1 </dev/null) || true
 	if [ ! -f "$out/done" ]; then
