@@ -17,10 +17,10 @@ PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
-.PHONY: all module selftests userlib check host-check vmtest demo install uninstall \
+.PHONY: all module selftests userlib stat check host-check vmtest demo install uninstall \
 	dkms-install deps checkpatch clean
 
-all: module selftests userlib
+all: module selftests userlib stat
 
 module:
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR): install linux-headers-$(KVER) or pass KDIR=" >&2; exit 1; }
@@ -31,6 +31,9 @@ selftests:
 
 userlib:
 	$(MAKE) -C userlib
+
+stat:
+	$(MAKE) -C tools/secarena-stat
 
 deps:
 	scripts/install-deps.sh
@@ -52,12 +55,14 @@ checkpatch:
 	scripts/kernel-tools.sh $(BUILD)/ksft
 	scripts/checkpatch.sh $(BUILD)/ksft
 
-install: module userlib
+install: module userlib stat
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 	install -D -m 0644 udev/60-secarena.rules $(DESTDIR)$(UDEVDIR)/60-secarena.rules
 	install -D -m 0644 uapi/linux/secarena.h $(DESTDIR)$(PREFIX)/include/linux/secarena.h
 	$(MAKE) -C userlib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C tools/secarena-stat install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 0644 Documentation/man/secarena.4 $(DESTDIR)$(PREFIX)/share/man/man4/secarena.4
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/secarena.ko \
@@ -65,6 +70,8 @@ uninstall:
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) $(KVER)
 	rm -f $(DESTDIR)$(UDEVDIR)/60-secarena.rules $(DESTDIR)$(PREFIX)/include/linux/secarena.h
 	$(MAKE) -C userlib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C tools/secarena-stat uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man4/secarena.4
 
 # Register the source with DKMS and build/install it for KVER.
 dkms-install:

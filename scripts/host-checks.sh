@@ -41,6 +41,7 @@ tap_make "libsecarena" check
 tap_make "libsecarena asan+ubsan" check-asan
 tap_make "libsecarena" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 tap_run "libsecarena device suite builds for the VM" make -C userlib vmtest-bin
+tap_make_in tools/secarena-stat "secarena-stat" check
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
 exit 0

@@ -38,14 +38,14 @@ tap_import() {
 		esac
 	done <"$2"
 }
-# tap_make PREFIX TARGET...: a make target in userlib/ that prints TAP.
+# tap_make_in DIR PREFIX TARGET...: a make target in DIR that prints TAP.
 # Its results count one by one; a target that fails without a failing
 # result (a build error, a crash) is a failure of its own.
-tap_make() {
-	local prefix=$1 log status=0
-	shift
+tap_make_in() {
+	local dir=$1 prefix=$2 log status=0
+	shift 2
 	log="$TAP_LOGS/$(printf '%s' "$prefix $*" | tr -c 'A-Za-z0-9._-' '_').log"
-	make -C "$top/userlib" "$@" >"$log" 2>&1 || status=$?
+	make -C "$dir" "$@" >"$log" 2>&1 || status=$?
 	tap_import "$prefix" "$log"
 	if [ "$status" != 0 ] && ! grep -q '^not ok ' "$log"; then
 		tap not-ok "$prefix: make $* exited with status $status" "see $log"
@@ -53,4 +53,9 @@ tap_make() {
 	elif ! grep -qE '^(not )?ok ' "$log"; then
 		tap not-ok "$prefix: make $* printed no result" "see $log"
 	fi
+}
+
+# tap_make PREFIX TARGET...: the same in userlib/.
+tap_make() {
+	tap_make_in "$top/userlib" "$@"
 }

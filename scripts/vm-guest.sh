@@ -59,6 +59,16 @@ if [ -n "$ul" ]; then
 	fi
 fi
 
+# secarena-stat against the live module (its own arenas, exact sizes).
+TMPDIR="$out" "$(dirname "$0")/../tools/secarena-stat/vm-test.sh" >"$out/secarena-stat.log" 2>&1
+while read -r line; do
+	case "$line" in
+	"not ok "*) rest=${line#not ok }; result not-ok "secarena-stat: ${rest#* - }" ;;
+	"ok "*) rest=${line#ok }; result ok "secarena-stat: ${rest#* - }" ;;
+	esac
+done < <(grep -E '^(not )?ok [0-9]+ ' "$out/secarena-stat.log")
+grep -q '^1\.\.[1-9]' "$out/secarena-stat.log" || result not-ok "secarena-stat: vm-test printed no plan"
+
 # Unloading: refused while a file is open, done once it is closed.
 exec 3<>/dev/secarena
 if rmmod secarena 2>/dev/null; then result not-ok "rmmod refused while open"; else result ok "rmmod refused while open"; fi

@@ -18,6 +18,7 @@ kvm=--disable-kvm
 "$top/scripts/build-selftests.sh" "$build/ksft"
 st="$build/ksft/tools/testing/selftests/secarena"
 make -s -C "$top/userlib" vmtest-bin
+make -s -C "$top/tools/secarena-stat"
 ul="$top/userlib/build/secarena-vmtest"
 
 for k in $kernels; do

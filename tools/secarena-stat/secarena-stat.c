@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * secarena-stat: the secarena module's counters, and the processes that
+ * map /dev/secarena, as tables or as one JSON object.
+ *
+ * Everything comes from sysfs and /proc; the tool opens no arena. The data
+ * size and guard pages of a mapping are known only to SECARENA_IOC_INFO on
+ * the arena's own file, and that file cannot be reached harmlessly from
+ * outside: opening /proc/PID/fd/N or /proc/PID/map_files/... opens the
+ * device again, which makes a new, empty arena, and pidfd_getfd() would
+ * take a reference to another process's secret. So a mapping is reported
+ * by its whole size, guard pages included.
+ *
+ * SECARENA_STAT_SYSFS and SECARENA_STAT_PROC stand in for /sys and /proc,
+ * so that tests can run it on a fake tree without the module.
+ *
+ * Copyright (C) 2026 The secarena authors
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROG		"secarena-stat"
+#define DEVICE		"/dev/secarena"
+
+enum {
+	EXIT_NO_MODULE = 2,
+	EXIT_PID = 3,
+	EXIT_USAGE = 64,	/* EX_USAGE */
+};
+
+/* The read-only attributes of module/device.c, in its order. */
+static const char *const counter_names[] = {
+	"arenas", "mapped", "pages_in_use", "pages_peak",
+	"max_arena_pages", "max_total_pages", "refused_limit",
+	"refused_hibernation", "refused_foreign_mmap", "fork_copy_failed",
+};
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NR_COUNTERS	ARRAY_SIZE(counter_names)
+
+struct value {
+	char name[NAME_MAX + 1];
+	char text[64];
+	bool ok;		/* false: missing or unreadable */
+};
+
+struct mapping {
+	unsigned long start, end;
+};
+
+struct proc {
+	long pid;
+	char comm[64];		/* raw bytes: any but NUL, see prctl(2) */
+	size_t comm_len;
+	struct mapping *map;
+	size_t nr_map;
+};
+
+static const char *sys_root = "/sys";
+static const char *proc_root = "/proc";
+static long page_size;
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p) {
+		fprintf(stderr, PROG ": out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+/*
+ * Up to size - 1 bytes of a small file, the final newline cut. Returns
+ * the length, or -errno. comm may hold any byte but NUL, so no stdio
+ * string functions here.
+ */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	if (len && buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	return len;
+}
+
+static void read_value(struct value *v, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	n = read_small(path, v->text, sizeof(v->text));
+	v->ok = n >= 0;
+	/* A module older than this tool may lack a counter: not worth a word. */
+	if (n < 0 && n != -ENOENT)
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(-n));
+}
+
+static int no_dots(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Every module parameter, sorted by name; none if the directory is gone. */
+static size_t read_params(struct value **out)
+{
+	char dir[PATH_MAX];
+	struct dirent **list;
+	int i, n;
+
+	snprintf(dir, sizeof(dir), "%s/module/secarena/parameters", sys_root);
+	n = scandir(dir, &list, no_dots, alphasort);
+	if (n <= 0) {
+		*out = NULL;
+		return 0;
+	}
+	*out = xrealloc(NULL, n * sizeof(**out));
+	for (i = 0; i < n; i++) {
+		read_value(&(*out)[i], dir, list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	return n;
+}
+
+/* A PID as /proc names it: decimal digits only, no sign, no spaces. */
+static long parse_pid(const char *s)
+{
+	long pid = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		pid = pid * 10 + (*s - '0');
+	}
+	return pid;
+}
+
+static bool is_device(const char *path)
+{
+	/* The node can be unlinked under a live mapping, e.g. in a chroot. */
+	return !strcmp(path, DEVICE) || !strcmp(path, DEVICE " (deleted)");
+}
+
+/* The /dev/secarena lines of one maps file; 0 or -errno. */
+static int scan_maps(struct proc *p)
+{
+	char path[PATH_MAX];
+	unsigned long start, end;
+	size_t cap = 0;
+	char *line = NULL, *name;
+	int off, err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%ld/maps", proc_root, p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		off = 0;
+		/* start-end perms offset dev inode, then the path if any. */
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n",
+			   &start, &end, &off) != 2 || !off)
+			continue;
+		name = line + off;
+		name[strcspn(name, "\n")] = '\0';
+		if (!is_device(name) || end <= start)
+			continue;
+		p->map = xrealloc(p->map, (p->nr_map + 1) * sizeof(*p->map));
+		p->map[p->nr_map].start = start;
+		p->map[p->nr_map].end = end;
+		p->nr_map++;
+	}
+	if (ferror(f))
+		err = errno ? -errno : -EIO;
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static void read_comm(struct proc *p)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%ld/comm", proc_root, p->pid);
+	n = read_small(path, p->comm, sizeof(p->comm));
+	if (n < 0)
+		n = snprintf(p->comm, sizeof(p->comm), "?");
+	p->comm_len = n;
+}
+
+static bool denied(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+static bool gone(int err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* All PIDs under proc_root, ascending: a fake tree has no fixed order. */
+static size_t list_pids(long **out)
+{
+	size_t nr = 0, cap = 0;
+	struct dirent *d;
+	long *pids = NULL, pid;
+	DIR *dir;
+
+	dir = opendir(proc_root);
+	if (!dir) {
+		fprintf(stderr, PROG ": %s: %s\n", proc_root, strerror(errno));
+		exit(1);
+	}
+	while ((d = readdir(dir))) {
+		pid = parse_pid(d->d_name);
+		if (pid <= 0)
+			continue;
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 256;
+			pids = xrealloc(pids, cap * sizeof(*pids));
+		}
+		pids[nr++] = pid;
+	}
+	closedir(dir);
+	qsort(pids, nr, sizeof(*pids), cmp_long);
+	*out = pids;
+	return nr;
+}
+
+/*
+ * The processes that map the device. One PID (only >= 0) must exist and be
+ * readable, or this exits 3; in a scan, processes that exit meanwhile are
+ * skipped and unreadable ones counted.
+ */
+static size_t find_procs(long only, struct proc **out, unsigned int *unreadable)
+{
+	struct proc *procs = NULL, p;
+	size_t nr = 0, nr_pids, i;
+	long *pids, one = only;
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (only >= 0) {
+		snprintf(path, sizeof(path), "%s/%ld", proc_root, only);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			goto no_pid;
+		pids = &one;
+		nr_pids = 1;
+	} else {
+		nr_pids = list_pids(&pids);
+	}
+
+	for (i = 0; i < nr_pids; i++) {
+		memset(&p, 0, sizeof(p));
+		p.pid = pids[i];
+		err = scan_maps(&p);
+		if (err && only >= 0) {
+			if (gone(err))
+				goto no_pid;
+			fprintf(stderr, PROG ": %s/%ld/maps: %s%s\n", proc_root,
+				only, strerror(-err),
+				denied(err) ? ": run as root" : "");
+			exit(EXIT_PID);
+		}
+		if (denied(err))
+			(*unreadable)++;
+		else if (err && !gone(err))
+			fprintf(stderr, PROG ": %s/%ld/maps: %s\n", proc_root,
+				p.pid, strerror(-err));
+		if (!p.nr_map) {
+			free(p.map);
+			continue;
+		}
+		read_comm(&p);
+		procs = xrealloc(procs, (nr + 1) * sizeof(*procs));
+		procs[nr++] = p;
+	}
+	if (only < 0)
+		free(pids);
+	*out = procs;
+	return nr;
+
+no_pid:
+	fprintf(stderr, PROG ": no process %ld\n", only);
+	exit(EXIT_PID);
+}
+
+static unsigned long map_size(const struct mapping *m)
+{
+	return m->end - m->start;
+}
+
+/*
+ * comm for a terminal: a process picks its own name, so anything but
+ * printable ASCII (escape sequences, spaces that would shift the columns,
+ * other encodings) is shown as \xNN.
+ */
+static void print_comm(const struct proc *p)
+{
+	char buf[4 * sizeof(p->comm) + 1], *o = buf;
+	size_t i;
+
+	for (i = 0; i < p->comm_len; i++) {
+		unsigned char c = p->comm[i];
+
+		if (c > ' ' && c < 0x7f && c != '\\')
+			*o++ = c;
+		else
+			o += sprintf(o, "\\x%02x", c);
+	}
+	*o = '\0';
+	printf(" %-16s", buf);
+}
+
+static void print_tables(const struct value *cnt, const struct value *par,
+			 size_t nr_par, const struct proc *procs, size_t nr)
+{
+	char name[NAME_MAX + 16], range[40];
+	size_t i, j;
+
+	for (i = 0; i < NR_COUNTERS; i++)
+		printf("%-28s %s\n", cnt[i].name, cnt[i].ok ? cnt[i].text : "-");
+	for (i = 0; i < nr_par; i++) {
+		snprintf(name, sizeof(name), "parameters/%s", par[i].name);
+		printf("%-28s %s\n", name, par[i].ok ? par[i].text : "-");
+	}
+
+	printf("\n%-7s %-16s %-25s %12s %8s\n",
+	       "PID", "COMM", "START-END", "SIZE", "PAGES");
+	if (!nr)
+		printf("(none)\n");
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < procs[i].nr_map; j++) {
+			const struct mapping *m = &procs[i].map[j];
+
+			snprintf(range, sizeof(range), "%08lx-%08lx",
+				 m->start, m->end);
+			printf("%-7ld", procs[i].pid);
+			print_comm(&procs[i]);
+			printf(" %-25s %12lu %8lu\n", range, map_size(m),
+			       map_size(m) / page_size);
+		}
+	}
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	unsigned int cp, min;
+	size_t n, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	cp = s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
+	min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static void json_ascii(unsigned char c)
+{
+	if (c == '"' || c == '\\')
+		printf("\\%c", c);
+	else if (c == '\n')
+		fputs("\\n", stdout);
+	else if (c == '\t')
+		fputs("\\t", stdout);
+	else if (c < 0x20 || c == 0x7f)
+		printf("\\u%04x", c);
+	else
+		putchar(c);
+}
+
+/*
+ * A JSON string must be valid UTF-8, and comm is whatever bytes the
+ * process chose, cut at 15 bytes, maybe inside a character: a byte that
+ * is not part of a well-formed sequence becomes U+FFFD.
+ */
+static void json_string(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, n;
+
+	putchar('"');
+	while (i < len) {
+		n = s[i] < 0x80 ? 1 : utf8_len(s + i, len - i);
+		if (n > 1)
+			fwrite(s + i, 1, n, stdout);
+		else if (n == 1)
+			json_ascii(s[i]);
+		else
+			fputs("\\ufffd", stdout);
+		i += n ? n : 1;
+	}
+	putchar('"');
+}
+
+/* A counter is a number; anything else is kept, as a string. */
+static void json_value(const struct value *v)
+{
+	size_t len = strlen(v->text);
+
+	if (!v->ok)
+		fputs("null", stdout);
+	else if (len && strspn(v->text, "0123456789") == len &&
+		 (v->text[0] != '0' || len == 1))
+		fputs(v->text, stdout);
+	else
+		json_string(v->text, len);
+}
+
+static void json_member(const char *indent, const struct value *v, bool last)
+{
+	fputs(indent, stdout);
+	json_string(v->name, strlen(v->name));
+	fputs(": ", stdout);
+	json_value(v);
+	puts(last ? "" : ",");
+}
+
+static void print_json(const struct value *cnt, const struct value *par,
+		       size_t nr_par, const struct proc *procs, size_t nr,
+		       unsigned int unreadable)
+{
+	unsigned long total;
+	size_t i, j;
+
+	puts("{\n  \"module\": {");
+	for (i = 0; i < NR_COUNTERS; i++)
+		json_member("    ", &cnt[i], false);
+	printf("    \"parameters\": {%s", nr_par ? "\n" : "");
+	for (i = 0; i < nr_par; i++)
+		json_member("      ", &par[i], i + 1 == nr_par);
+	printf("%s}\n  },\n", nr_par ? "    " : "");
+
+	printf("  \"processes\": [%s", nr ? "\n" : "");
+	for (i = 0; i < nr; i++) {
+		printf("    {\n      \"pid\": %ld,\n      \"comm\": ",
+		       procs[i].pid);
+		json_string(procs[i].comm, procs[i].comm_len);
+		puts(",\n      \"mappings\": [");
+		total = 0;
+		for (j = 0; j < procs[i].nr_map; j++) {
+			const struct mapping *m = &procs[i].map[j];
+
+			printf("        {\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"size\": %lu, \"pages\": %lu}%s\n",
+			       m->start, m->end, map_size(m),
+			       map_size(m) / page_size,
+			       j + 1 == procs[i].nr_map ? "" : ",");
+			total += map_size(m);
+		}
+		printf("      ],\n      \"size\": %lu\n    }%s\n", total,
+		       i + 1 == nr ? "" : ",");
+	}
+	printf("%s],\n", nr ? "  " : "");
+	printf("  \"unreadable\": %u\n}\n", unreadable);
+}
+
+static void print_usage(FILE *f)
+{
+	fputs("usage: " PROG " [-p PID] [--json]\n"
+	      "  -p, --pid PID  only this process\n"
+	      "  -j, --json     one JSON object instead of tables\n"
+	      "  -h, --help     this help\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct value cnt[NR_COUNTERS], *par;
+	unsigned int unreadable = 0;
+	char dir[PATH_MAX];
+	struct proc *procs;
+	size_t nr_par, nr, i;
+	bool json = false;
+	struct stat st;
+	long pid = -1;		/* all */
+	int c;
+
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = parse_pid(optarg);
+			if (pid < 0) {
+				fprintf(stderr, PROG ": bad PID '%s'\n", optarg);
+				print_usage(stderr);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			print_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (getenv("SECARENA_STAT_SYSFS"))
+		sys_root = getenv("SECARENA_STAT_SYSFS");
+	if (getenv("SECARENA_STAT_PROC"))
+		proc_root = getenv("SECARENA_STAT_PROC");
+	page_size = sysconf(_SC_PAGESIZE);
+
+	snprintf(dir, sizeof(dir), "%s/class/misc/secarena", sys_root);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, PROG ": module not loaded (no %s): modprobe secarena\n",
+			dir);
+		return EXIT_NO_MODULE;
+	}
+	for (i = 0; i < NR_COUNTERS; i++)
+		read_value(&cnt[i], dir, counter_names[i]);
+	nr_par = read_params(&par);
+
+	nr = find_procs(pid, &procs, &unreadable);
+	if (json)
+		print_json(cnt, par, nr_par, procs, nr, unreadable);
+	else
+		print_tables(cnt, par, nr_par, procs, nr);
+	if (unreadable)
+		fprintf(stderr, PROG ": %u processes not readable: run as root\n",
+			unreadable);
+
+	for (i = 0; i < nr; i++)
+		free(procs[i].map);
+	free(procs);
+	free(par);
+
+	/* A full disk or a closed pipe must not pass for success. */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, PROG ": writing output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Host tests of secarena-stat: it runs on fake sysfs and /proc trees
+# (SECARENA_STAT_SYSFS, SECARENA_STAT_PROC), so no module is needed. Also
+# lints the man pages and the VM script. TAP on stdout, plan last. Exits 0
+# even when tests fail, since the TAP lines carry that; non-zero only when
+# the build fails.
+# The bash -c snippets take their values as $1, $2: single quotes on purpose.
+# shellcheck disable=SC2016
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$here/../.." && pwd)
+man_dir=$top/Documentation/man
+
+if ! make -s -C "$here" all >&2; then
+	echo "Bail out! build failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# nobody must reach the fake trees and the binary for the permission tests.
+chmod 755 "$tmp"
+install -m 0755 "$here/build/secarena-stat" "$tmp/secarena-stat"
+stat=$tmp/secarena-stat
+page=$(getconf PAGESIZE)
+
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1${2:+ # $2}"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+# check NAME CMD...: one test from a command's status; its output on failure.
+check() {
+	local name=$1 log=$tmp/check.log
+	shift
+	if "$@" >"$log" 2>&1; then
+		ok "$name"
+	else
+		not_ok "$name" "$(head -c 300 "$log" | tr '\n' ' ')"
+	fi
+}
+# same NAME EXPECTED ACTUAL
+same() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected '$2', got '$3'"; fi
+}
+# run TREE ARGS...: secarena-stat on a fake tree; sets out, err, rc.
+run() {
+	local tree=$1
+	shift
+	rc=0
+	SECARENA_STAT_SYSFS=$tree/sys SECARENA_STAT_PROC=$tree/proc \
+		"$stat" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# A module with every attribute of module/device.c, and four processes:
+# 100 maps two arenas, 200 maps none, 300 has an awkward comm, 400 has
+# exited (no maps file any more).
+mk_tree() {
+	local t=$1 a
+	mkdir -p "$t/sys/class/misc/secarena" "$t/sys/module/secarena/parameters" \
+		"$t/proc/100" "$t/proc/200" "$t/proc/300" "$t/proc/400" "$t/proc/self"
+	for a in arenas=3 mapped=2 pages_in_use=19 pages_peak=40 \
+		max_arena_pages=16384 max_total_pages=262144 refused_limit=5 \
+		refused_hibernation=1 refused_foreign_mmap=2 fork_copy_failed=0; do
+		echo "${a#*=}" >"$t/sys/class/misc/secarena/${a%=*}"
+	done
+	echo 10:123 >"$t/sys/class/misc/secarena/dev"
+	echo 16384 >"$t/sys/module/secarena/parameters/max_arena_pages"
+	echo 262144 >"$t/sys/module/secarena/parameters/max_total_pages"
+
+	echo keyd >"$t/proc/100/comm"
+	cat >"$t/proc/100/maps" <<-MAPS
+	55d0c0a00000-55d0c0a01000 r--p 00000000 fe:01 1234                       /usr/bin/key d
+	7f1200000000-7f1200005000 rw-s 00000000 00:05 77                         /dev/secarena
+	7f1200010000-7f1200020000 rw-s 00000000 00:05 78                         /dev/secarena (deleted)
+	7f1200030000-7f1200031000 rw-s 00000000 00:05 79                         /dev/secarenax
+	7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
+	7ffd00030000-7ffd00031000 rw-p 00000000 00:00 0 
+	MAPS
+	echo other >"$t/proc/200/comm"
+	echo "00400000-00401000 r-xp 00000000 fe:01 9 /dev/secarena-not" >"$t/proc/200/maps"
+	# Quote, backslash, newline, tab, ESC, é, and a lone byte: 15 bytes.
+	printf 'a"b\\c\nd\te\033\xc3\xa9\xff\n' >"$t/proc/300/comm"
+	echo "7f3400000000-7f3400003000 rw-s 00000000 00:05 80 /dev/secarena" >"$t/proc/300/maps"
+	echo gone >"$t/proc/400/comm"
+}
+
+t1=$tmp/t1
+mk_tree "$t1"
+
+# --- tables -----------------------------------------------------------
+run "$t1"
+cat >"$tmp/expect" <<EOF2
+arenas                       3
+mapped                       2
+pages_in_use                 19
+pages_peak                   40
+max_arena_pages              16384
+max_total_pages              262144
+refused_limit                5
+refused_hibernation          1
+refused_foreign_mmap         2
+fork_copy_failed             0
+parameters/max_arena_pages   16384
+parameters/max_total_pages   262144
+
+$(printf '%-7s %-16s %-25s %12s %8s' PID COMM START-END SIZE PAGES)
+$(printf '%-7s %-16s %-25s %12s %8s' 100 keyd 7f1200000000-7f1200005000 20480 $((20480 / page)))
+$(printf '%-7s %-16s %-25s %12s %8s' 100 keyd 7f1200010000-7f1200020000 65536 $((65536 / page)))
+$(printf '%-7s %-16s %-25s %12s %8s' 300 'a"b\x5cc\x0ad\x09e\x1b\xc3\xa9\xff' 7f3400000000-7f3400003000 12288 $((12288 / page)))
+EOF2
+check "table: exact counters, parameters and mappings" diff -u "$tmp/expect" "$tmp/out"
+same "table: exit 0" 0 "$rc"
+same "table: nothing on stderr (exited process skipped quietly)" "" "$err"
+
+# --- JSON -------------------------------------------------------------
+run "$t1" --json
+cp "$tmp/out" "$tmp/t1.json"
+check "json: parses with python3 -m json.tool" python3 -m json.tool "$tmp/t1.json"
+check "json: exact module counters and parameters" python3 - "$tmp/t1.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["module"]
+want = {"arenas": 3, "mapped": 2, "pages_in_use": 19, "pages_peak": 40,
+        "max_arena_pages": 16384, "max_total_pages": 262144,
+        "refused_limit": 5, "refused_hibernation": 1,
+        "refused_foreign_mmap": 2, "fork_copy_failed": 0,
+        "parameters": {"max_arena_pages": 16384, "max_total_pages": 262144}}
+assert m == want, m
+PY
+check "json: processes with exact sizes, comm escaped" python3 - "$tmp/t1.json" "$page" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+pg = int(sys.argv[2])
+def mp(s, e):
+    return {"start": hex(s), "end": hex(e), "size": e - s, "pages": (e - s) // pg}
+want = [
+    {"pid": 100, "comm": "keyd", "size": 0x5000 + 0x10000,
+     "mappings": [mp(0x7f1200000000, 0x7f1200005000),
+                  mp(0x7f1200010000, 0x7f1200020000)]},
+    {"pid": 300, "comm": 'a"b\\c\nd\te\x1b\u00e9\ufffd', "size": 0x3000,
+     "mappings": [mp(0x7f3400000000, 0x7f3400003000)]},
+]
+assert doc["processes"] == want, doc["processes"]
+assert doc["unreadable"] == 0
+PY
+same "json: exit 0" 0 "$rc"
+
+# --- -p PID -----------------------------------------------------------
+run "$t1" -p 300
+rows=$(sed -n '/^PID /,$p' "$tmp/out" | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
+same "-p 300: only that process" "300 " "$rows"
+run "$t1" -p 200
+same "-p of a process without arenas: exit 0" 0 "$rc"
+same "-p of a process without arenas: (none)" "(none)" "$(tail -n 1 "$tmp/out")"
+run "$t1" --pid=100 --json
+check "--pid=100 --json: one process, two mappings" python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["processes"]
+assert [(x["pid"], len(x["mappings"])) for x in p] == [(100, 2)], p
+' "$tmp/out"
+
+# --- errors -----------------------------------------------------------
+run "$tmp/nothing"
+same "module missing: exit 2" 2 "$rc"
+same "module missing: message" \
+	"secarena-stat: module not loaded (no $tmp/nothing/sys/class/misc/secarena): modprobe secarena" "$err"
+run "$t1" --bogus
+same "bad option: exit 64" 64 "$rc"
+check "bad option: usage on stderr, nothing on stdout" \
+	bash -c '[[ $1 == *"usage: secarena-stat"* && -z $2 ]]' _ "$err" "$out"
+run "$t1" extra
+same "stray argument: exit 64" 64 "$rc"
+run "$t1" -p 12x
+same "-p with a non-number: exit 64" 64 "$rc"
+run "$t1" -p
+same "-p without an argument: exit 64" 64 "$rc"
+run "$t1" -p 999
+same "-p of a nonexistent pid: exit 3" 3 "$rc"
+same "-p of a nonexistent pid: message" "secarena-stat: no process 999" "$err"
+run "$t1" -p 0
+same "-p 0: exit 3" 3 "$rc"
+run "$t1" -p 400
+same "-p of a pid that has exited (no maps): exit 3" 3 "$rc"
+run "$t1" --help
+same "--help: exit 0" 0 "$rc"
+check "--help: usage on stdout" grep -q '^usage: secarena-stat' "$tmp/out"
+rc=0
+SECARENA_STAT_SYSFS=$t1/sys SECARENA_STAT_PROC=$t1/proc "$stat" >/dev/full 2>"$tmp/err" || rc=$?
+same "write error (/dev/full): exit 1" 1 "$rc"
+
+# --- a module older or newer than the tool -----------------------------
+t2=$tmp/t2
+mk_tree "$t2"
+rm "$t2/sys/class/misc/secarena/fork_copy_failed"
+rm -r "$t2/sys/module/secarena/parameters"
+echo 'x"y' >"$t2/sys/class/misc/secarena/refused_limit"
+run "$t2"
+same "missing attribute: '-' in the table" "fork_copy_failed             -" \
+	"$(grep '^fork_copy_failed' "$tmp/out")"
+run "$t2" --json
+check "missing attribute and parameters: null, {}, odd text as a string" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["module"]
+assert m["fork_copy_failed"] is None and m["parameters"] == {}, m
+assert m["refused_limit"] == "x\"y", m
+' "$tmp/out"
+
+# --- maps that cannot be read ------------------------------------------
+# Root reads any file, so the reader must be someone else: nobody.
+as_user=()
+if [ "$(id -u)" != 0 ]; then
+	as_user=(env)
+elif command -v setpriv >/dev/null; then
+	as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+fi
+# runu TREE ARGS...: like run, as the unprivileged user.
+runu() {
+	local tree=$1
+	shift
+	rc=0
+	"${as_user[@]}" env SECARENA_STAT_SYSFS="$tree/sys" SECARENA_STAT_PROC="$tree/proc" \
+		"$stat" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+t3=$tmp/t3
+mk_tree "$t3"
+chmod -R a+rX "$t3"
+chmod 0600 "$t3/proc/300/maps"
+[ "$(id -u)" = 0 ] || chmod 0000 "$t3/proc/300/maps"
+if [ ${#as_user[@]} = 0 ]; then
+	for t in "unreadable maps: exit 0" "unreadable maps: note" \
+		"unreadable maps: others still listed" "unreadable maps: json count" \
+		"-p of an unreadable process: exit 3"; do
+		skip "$t" "running as root without setpriv"
+	done
+else
+	runu "$t3"
+	same "unreadable maps: exit 0" 0 "$rc"
+	same "unreadable maps: note" "secarena-stat: 1 processes not readable: run as root" "$err"
+	rows=$(sed -n '/^PID /,$p' "$tmp/out" | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
+	same "unreadable maps: others still listed" "100 100 " "$rows"
+	runu "$t3" --json
+	check "unreadable maps: json count" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["unreadable"] == 1 and [p["pid"] for p in d["processes"]] == [100], d
+' "$tmp/out"
+	runu "$t3" -p 300
+	same "-p of an unreadable process: exit 3" 3 "$rc"
+fi
+
+# --- the VM helper -------------------------------------------------------
+rc=0
+"$here/build/hold_arena" >/dev/null 2>&1 || rc=$?
+same "hold_arena: usage exit 64" 64 "$rc"
+
+# --- install ------------------------------------------------------------
+dest=$tmp/dest
+check "make install DESTDIR PREFIX" make -s -C "$here" install DESTDIR="$dest" PREFIX=/usr
+check "installed sbin/secarena-stat 0755 and man8 page" bash -c '
+[ "$(stat -c %a "$1/usr/sbin/secarena-stat")" = 755 ] &&
+[ "$(stat -c %a "$1/usr/share/man/man8/secarena-stat.8")" = 644 ]' _ "$dest"
+make -s -C "$here" uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1
+check "make uninstall removes both" bash -c '
+[ ! -e "$1/usr/sbin/secarena-stat" ] && [ ! -e "$1/usr/share/man/man8/secarena-stat.8" ]' _ "$dest"
+
+# --- man pages ------------------------------------------------------------
+for page_file in "$man_dir/secarena.4" "$man_dir/secarena-stat.8"; do
+	name=$(basename "$page_file")
+	warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man -l --warnings -E UTF-8 "$page_file" 2>&1 >/dev/null)
+	same "man $name: no groff warnings" "" "$warn"
+	if command -v mandoc >/dev/null; then
+		warn=$(mandoc -T lint -W warning "$page_file" 2>&1)
+		same "mandoc -T lint $name: clean" "" "$warn"
+	else
+		skip "mandoc -T lint $name: clean" "mandoc not installed"
+	fi
+done
+
+# --- scripts --------------------------------------------------------------
+check "vm-test.sh: bash -n" bash -n "$here/vm-test.sh"
+if command -v shellcheck >/dev/null; then
+	check "shellcheck vm-test.sh run-tests.sh" shellcheck "$here/vm-test.sh" "$here/tests/run-tests.sh"
+else
+	skip "shellcheck vm-test.sh run-tests.sh" "shellcheck not installed"
+fi
+
+echo "1..$n"
+exit 0
