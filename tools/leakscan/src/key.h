@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The key material leakscan looks for: every secret component of one private
+ * key, each in every byte form it is expected to take in a process's memory.
+ */
+#ifndef LEAKSCAN_KEY_H
+#define LEAKSCAN_KEY_H
+
+#include <stddef.h>
+
+enum comp_kind {
+	COMP_BN,	/* a bignum: forms "be" and "le" */
+	COMP_RAW,	/* raw bytes as stored (ECX keys, derived secrets) */
+	COMP_DER,	/* the decoded body of the key file */
+	COMP_PEM,	/* one base64 line of the key file: whole hits only */
+};
+
+struct component {
+	char name[24];
+	char form[16];
+	enum comp_kind kind;
+	unsigned char *bytes;
+	size_t len;
+};
+
+struct keyinfo {
+	char type[24];
+	int bits;
+	struct component *comps;
+	size_t ncomps;
+	size_t cap;
+	/*
+	 * The public key as SubjectPublicKeyInfo DER: what the certificate
+	 * carries. DER pieces found in it are public, and not searched.
+	 */
+	unsigned char *spki;
+	size_t spki_len;
+};
+
+/* Print the reason on stderr and return -1 if the file is not a usable key. */
+int key_load(const char *path, struct keyinfo *ki);
+void key_free(struct keyinfo *ki);
+
+/* Takes a copy of bytes; the caller wipes its own. */
+void key_add(struct keyinfo *ki, const char *name, const char *form,
+	     enum comp_kind kind, const unsigned char *bytes, size_t len);
+
+#endif

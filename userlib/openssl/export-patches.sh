@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# userlib/openssl/export-patches.sh SRC BASE NAME SUBJECT_FILE FILE...
+#
+# Maintainer tool: writes patches/NAME.patch from a git work tree of the
+# OpenSSL source (SRC) in which the series is developed: the diff of FILE...
+# from commit BASE to the work tree, after a header taken from SUBJECT_FILE
+# (first line: subject; the rest: the body saying which copy it moves and
+# why).  Nothing in the build or the tests calls it.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$1 base=$2 name=$3 hdr=$4
+shift 4
+out=$here/patches/$name.patch
+[ -d "$src/.git" ] || { echo "export-patches: $src is not a git tree" >&2; exit 1; }
+[ -s "$hdr" ] || { echo "export-patches: no header in $hdr" >&2; exit 1; }
+{
+	echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+	echo "From: secarena <secarena@localhost>"
+	echo "Date: $(date -R)"
+	echo "Subject: [PATCH] $(head -n 1 "$hdr")"
+	tail -n +2 "$hdr"
+	echo "---"
+	git -C "$src" diff --stat=72 "$base" -- "$@" | sed 's/^/ /'
+	echo
+	git -C "$src" diff "$base" -- "$@"
+} >"$out"
+echo "export-patches: wrote $out"

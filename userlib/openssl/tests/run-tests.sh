@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# userlib/openssl/tests/run-tests.sh: the OpenSSL side on the host, as TAP.
+#  1. build.sh: fetch, patch, build and install OpenSSL 3.0 on libsecarena;
+#     the series also applies to the newest 3.0.x source apt offers.
+#  2. The switches: OPENSSL_SECARENA and openssl.cnf [secarena], probed by an
+#     unmodified program (secure_heap_probe), with their errors.
+#  3. OpenSSL's own "make test" with the arena on (OPENSSL_SECARENA, the
+#     memfd_secret backend): every test file is one result. test_secmem
+#     switches the heap on itself, so it runs without the variable.
+#  4. live-scan.sh: s_server and nginx, stock / stock + secure heap /
+#     secarena, six key types, TLS 1.2 and 1.3.
+# Exits 0 when it could run (failures are in the TAP), 1 when it could not.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+ossl=$(dirname "$here")
+top=$(cd "$ossl/../.." && pwd)
+B=$top/build/openssl
+inst=$B/install
+probe=$ossl/build/secure_heap_probe
+n=0
+tap() { # tap ok|not-ok|skip NAME [DETAIL]
+	n=$((n + 1))
+	case $1 in
+	ok) echo "ok $n - $2" ;;
+	skip) echo "ok $n - $2 # SKIP $3" ;;
+	*) echo "not ok $n - $2${3:+ # $3}" ;;
+	esac
+}
+mkdir -p "$B/logs"
+
+# ---- 1. build ----
+if "$ossl/build.sh" >"$B/logs/build-sh.log" 2>&1; then
+	tap ok "patched OpenSSL builds and installs ($(sed -n 's/.*source: \(.*\)/\1/p' "$B/logs/build-sh.log"))"
+else
+	tap not-ok "patched OpenSSL builds and installs" "$(tail -n 3 "$B/logs/build-sh.log" | tr '\n' ' ')"
+	echo "1..$n"
+	exit 1
+fi
+grep -q 'libsecarena linked in statically' "$B/logs/build-sh.log" &&
+	tap ok "libcrypto.so.3 holds a private copy of libsecarena (no export, no ldd entry)" ||
+	tap not-ok "libcrypto.so.3 holds a private copy of libsecarena"
+
+# The newest 3.0.x source apt knows (bookworm-security): the series must apply too.
+newest=$(apt-cache madison openssl 2>/dev/null | awk -F' *[|] *' '$3 ~ /Sources/ { print $2 }' |
+	sort -V | tail -n 1)
+if [ -n "$newest" ]; then
+	up=${newest#*:}
+	up=${up%-*}
+	mkdir -p "$B/dl-newest"
+	[ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ] ||
+		(cd "$B/dl-newest" && apt-get source -qq --download-only "openssl=$newest") >/dev/null 2>&1
+	if [ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ]; then
+		t=$(mktemp -d)
+		tar -xzf "$B/dl-newest/openssl_$up.orig.tar.gz" -C "$t"
+		bad=""
+		for p in "$ossl"/patches/*.patch; do
+			(cd "$t"/openssl-* && patch -p1 -N -f -s <"$p") >/dev/null 2>&1 || bad="$bad $(basename "$p")"
+		done
+		rm -rf "$t"
+		[ -z "$bad" ] && tap ok "the series applies to OpenSSL $up (newest 3.0.x source)" ||
+			tap not-ok "the series applies to OpenSSL $up" "failed:$bad"
+	else
+		tap not-ok "the series applies to the newest 3.0.x source" "openssl=$newest did not download"
+	fi
+else
+	tap not-ok "the series applies to the newest 3.0.x source" "apt knows no openssl source"
+fi
+
+# ---- 2. switches ----
+make -s -C "$ossl" >"$B/logs/tools.log" 2>&1 || tap not-ok "test programs build" "see $B/logs/tools.log"
+probe_run() { # probe_run EXPECTED_OUTPUT EXPECTED_STATUS STDERR_PATTERN NAME ENV...
+	local want=$1 wstatus=$2 pat=$3 name=$4 got status
+	shift 4
+	got=$(env -u OPENSSL_SECARENA -u OPENSSL_CONF LD_LIBRARY_PATH="$inst/lib" "$@" "$probe" 2>"$B/logs/probe.err")
+	status=$?
+	if [ "$got" = "$want" ] && [ "$status" = "$wstatus" ] &&
+		{ [ -z "$pat" ] || grep -q -- "$pat" "$B/logs/probe.err"; }; then
+		tap ok "$name"
+	else
+		tap not-ok "$name" "got '$got' status $status, stderr: $(head -c 200 "$B/logs/probe.err")"
+	fi
+}
+on="init 1 initialized 1 used 0 block 1"
+off="init 1 initialized 0 used 0 block 0"
+probe_run "$off" 0 "" "no setting: no secure heap (stock behaviour)"
+probe_run "$on" 0 "" "OPENSSL_SECARENA=on: arena in service before main() uses it" OPENSSL_SECARENA=on
+probe_run "$on" 0 "" "OPENSSL_SECARENA with size, minsize, arenas, backend" \
+	OPENSSL_SECARENA=size=64K,minsize=32,arenas=2,backend=memfd_secret
+probe_run "$off" 0 "" "OPENSSL_SECARENA=off: no secure heap" OPENSSL_SECARENA=off
+probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA typo: libcrypto init fails with a message" \
+	OPENSSL_SECARENA=sise=1M
+probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA size not a power of two: refused" \
+	OPENSSL_SECARENA=size=3M
+probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA arenas above 32: refused" \
+	OPENSSL_SECARENA=arenas=33
+if [ ! -e /dev/secarena ]; then
+	probe_run "init 0" 1 "strict secure heap could not be mapped: No such device" \
+		"strict=yes without /dev/secarena: libcrypto init fails (ENODEV)" \
+		OPENSSL_SECARENA=backend=device,strict=yes
+	probe_run "$on" 0 "" "non-strict without /dev/secarena: next backend" \
+		OPENSSL_SECARENA=backend=device
+fi
+cnf=$B/logs/secarena-test.cnf
+printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nsize = 256K\nbackend = memfd_secret\n' >"$cnf"
+probe_run "$on" 0 "" "openssl.cnf [secarena]: arena in service" OPENSSL_CONF="$cnf"
+printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nbogus = 1\n' >"$cnf.bad"
+probe_run "init 0" 1 "bad setting" "openssl.cnf [secarena] bad setting: init fails" OPENSSL_CONF="$cnf.bad"
+probe_run "$off" 0 "" "OPENSSL_SECARENA=off wins over openssl.cnf" OPENSSL_CONF="$cnf" OPENSSL_SECARENA=off
+
+# ---- 3. OpenSSL's test suite with the arena on ----
+import_harness() { # import_harness LOG: one result per test file
+	local log=$1 file status
+	while read -r file status; do
+		case $status in
+		ok) tap ok "openssl make test: $file" ;;
+		skipped:*) tap skip "openssl make test: $file" "${status#skipped: }" ;;
+		*) tap not-ok "openssl make test: $file" "$status" ;;
+		esac
+	done < <(grep -oE '[0-9]{2}-test_[A-Za-z0-9_]+\.t \.+ .*' "$log" |
+		sed -E 's/^([^ ]+) \.+ /\1 /' | sort -u -k1,1)
+	grep -q '^Result: PASS' "$log" || grep -q '^All tests successful' "$log" ||
+		tap not-ok "openssl make test: harness result" "$(grep -A3 '^Test Summary' "$log" | tr '\n' ' ')"
+}
+(cd "$B/src" && OPENSSL_SECARENA=backend=memfd_secret,size=1M make test \
+	HARNESS_JOBS="${JOBS:-2}" TESTS="-test_secmem") >"$B/logs/make-test.log" 2>&1
+import_harness "$B/logs/make-test.log"
+(cd "$B/src" && make test TESTS=test_secmem) >"$B/logs/make-test-secmem.log" 2>&1
+import_harness "$B/logs/make-test-secmem.log"
+
+# ---- 4. live servers ----
+"$here/live-scan.sh" "$B/live-scan-host" memfd_secret "${LIVE_SCAN_CONFIGS:-stock,stock-secheap,secarena}" \
+	>"$B/logs/live-scan.tap" 2>"$B/logs/live-scan.err"
+while read -r line; do
+	case "$line" in
+	"ok "*) rest=${line#ok }; tap ok "live scan (host, memfd_secret): ${rest#* - }" ;;
+	"not ok "*) rest=${line#not ok }; tap not-ok "live scan (host, memfd_secret): ${rest#* - }" ;;
+	esac
+done < <(grep -E '^(not )?ok ' "$B/logs/live-scan.tap")
+grep -q '^1\.\.[1-9]' "$B/logs/live-scan.tap" || tap not-ok "live scan printed its plan"
+echo "1..$n"
+exit 0
