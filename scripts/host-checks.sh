@@ -42,6 +42,11 @@ tap_make "libsecarena asan+ubsan" check-asan
 tap_make "libsecarena" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 tap_run "libsecarena device suite builds for the VM" make -C userlib vmtest-bin
 tap_make_in tools/secarena-stat "secarena-stat" check
+# OpenSSL on libsecarena: the leak scanner's own tests, then the patched
+# build, its switches, OpenSSL's make test with the arena on and the live
+# server scans (memfd_secret here; the device in the VM).
+tap_make_in tools/leakscan "leakscan" check
+tap_make_in userlib/openssl "openssl" check
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
 exit 0

@@ -28,7 +28,7 @@ need_update=1
 
 base_pkgs="build-essential kmod qemu-system-x86 linux-image-amd64 linux-headers-amd64
 	linux-source-6.1 python3-argcomplete python3-pkg-resources python3-requests file
-	busybox-static g++ xz-utils python3-docutils dkms man-db mandoc
+	busybox-static g++ xz-utils python3-docutils dkms man-db mandoc jq curl perl
 	$(grep -v '^#' "$top/userlib/DEPS")"
 missing=""
 for p in $base_pkgs; do
@@ -38,6 +38,19 @@ done
 if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# Debian's nginx for the live leak scans. Its package would start a
+# server on port 80: policy-rc.d keeps the service down while it installs.
+if ! command -v nginx >/dev/null 2>&1; then
+	own_policy=0
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod +x /usr/sbin/policy-rc.d
+		own_policy=1
+	fi
+	apt-get install -y -qq --no-install-recommends nginx
+	[ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 fi
 
 # Newest 6.12 image and headers from backports (chosen, not hard-coded).

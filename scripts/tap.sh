@@ -29,10 +29,12 @@ tap_import() {
 		case "$line" in
 		"ok "*)
 			rest=${line#ok }
+			rest=${rest/ - / }
 			tap_n=$((tap_n + 1))
 			echo "ok $tap_n $prefix ${rest#* }" | tee -a "$TAP" ;;
 		"not ok "*)
 			rest=${line#not ok }
+			rest=${rest/ - / }
 			tap_n=$((tap_n + 1))
 			echo "not ok $tap_n $prefix ${rest#* }" | tee -a "$TAP" ;;
 		esac

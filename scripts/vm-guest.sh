@@ -59,6 +59,16 @@ if [ -n "$ul" ]; then
 	fi
 fi
 
+# OpenSSL on the device: live server scans, core dumps, its own tests.
+"$(dirname "$0")/../userlib/openssl/tests/vm-tests.sh" "$out/openssl" >"$out/openssl.log" 2>&1
+while read -r line; do
+	case "$line" in
+	"not ok "*) rest=${line#not ok }; result not-ok "openssl: ${rest#* - }" ;;
+	"ok "*) rest=${line#ok }; result ok "openssl: ${rest#* - }" ;;
+	esac
+done < <(grep -E '^(not )?ok [0-9]+ ' "$out/openssl.log")
+grep -q '^1\.\.[1-9]' "$out/openssl.log" || result not-ok "openssl: vm-tests printed no plan"
+
 # secarena-stat against the live module (its own arenas, exact sizes).
 TMPDIR="$out" "$(dirname "$0")/../tools/secarena-stat/vm-test.sh" >"$out/secarena-stat.log" 2>&1
 while read -r line; do

@@ -283,7 +283,14 @@ if [ -f libcrypto.so.3 ] && [ -x apps/openssl ] &&
 	log "build: up to date"
 else
 	log "make -j$jobs (log: $B/logs/make.log)"
-	make -j"$jobs" >"$B/logs/make.log" 2>&1 || fail_log "$B/logs/make.log" "make failed"
+	# A patched build.info makes OpenSSL's Makefile reconfigure itself and
+	# stop, asking for the same make again: that first run is not a failure.
+	if ! make -j"$jobs" >"$B/logs/make.log" 2>&1; then
+		grep -q 'Please run the same make command again' "$B/logs/make.log" ||
+			fail_log "$B/logs/make.log" "make failed"
+		log "make: Makefile regenerated, running make again"
+		make -j"$jobs" >"$B/logs/make.log" 2>&1 || fail_log "$B/logs/make.log" "make failed"
+	fi
 	echo "$build_key" >"$B/stamps/build"
 	log "make: done"
 fi

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# userlib/openssl/tests/vm-tests.sh OUT: the OpenSSL side on /dev/secarena.
+# Runs inside the test VM as root with the module loaded, on the build that
+# tests/run-tests.sh made on the host (the guest shares the host's files).
+#  1. live-scan.sh with the device backend (strict): s_server and nginx,
+#     six key types, TLS 1.2 and 1.3: 0 hits outside the arena in every
+#     process, the arena unreadable.
+#  2. Core dumps: a patched s_server that served requests is killed with
+#     SIGABRT (core_pattern to a file): the core holds no hit; the same on
+#     stock s_server holds the key (the positive control).
+#  3. OpenSSL's test_secmem on the device (SECARENA_REQUIRE=device) and
+#     test_sslapi with the arena on the device.
+# TAP on stdout, plan last; exits 0 even when tests fail.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+out=${1:?usage: vm-tests.sh OUT}
+B=$top/build/openssl
+inst=$B/install
+leakscan=$top/tools/leakscan/build/leakscan
+mkdir -p "$out"
+n=0
+tap() { # tap ok|not-ok NAME [DETAIL]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then echo "ok $n - $2"; else echo "not ok $n - $2${3:+ # $3}"; fi
+}
+finish() { echo "1..$n"; exit 0; }
+
+if [ ! -x "$inst/bin/openssl" ] || [ ! -x "$leakscan" ]; then
+	tap not-ok "patched OpenSSL and leakscan built on the host" "missing $inst/bin/openssl or $leakscan"
+	finish
+fi
+
+# ---- 1. live servers on the device ----
+"$here/live-scan.sh" "$out/live" device secarena >"$out/live-scan.tap" 2>"$out/live-scan.err"
+while read -r line; do
+	case "$line" in
+	"ok "*) rest=${line#ok }; tap ok "live scan (device): ${rest#* - }" ;;
+	"not ok "*) rest=${line#not ok }; tap not-ok "live scan (device): ${rest#* - }" ;;
+	esac
+done < <(grep -E '^(not )?ok ' "$out/live-scan.tap")
+grep -q '^1\.\.[1-9]' "$out/live-scan.tap" || tap not-ok "live scan (device) printed its plan"
+
+# ---- 2. core dumps ----
+keys=$out/live/keys
+core_dir=$out/cores
+mkdir -p "$core_dir"
+old_pattern=$(cat /proc/sys/kernel/core_pattern)
+echo "$core_dir/core.%p" >/proc/sys/kernel/core_pattern
+port=18543
+
+core_of() { # core_of NAME BIN ENV...: serve 3 requests, SIGABRT, echo the core path
+	local name=$1 bin=$2 pid i
+	shift 2
+	(
+		ulimit -c unlimited
+		exec env "$@" "$bin" s_server -quiet -www -accept "$port" \
+			-key "$keys/rsa2048.key" -cert "$keys/rsa2048.crt"
+	) >"$out/core-$name.log" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		sleep 0.1
+	done
+	for i in 1 2 3; do
+		printf 'GET / HTTP/1.0\r\n\r\n' | timeout 20 openssl s_client \
+			-connect "127.0.0.1:$port" -quiet >/dev/null 2>&1
+	done
+	kill -ABRT "$pid"
+	wait "$pid" 2>/dev/null
+	for i in $(seq 50); do
+		[ -s "$core_dir/core.$pid" ] && break
+		sleep 0.1
+	done
+	echo "$core_dir/core.$pid"
+}
+
+if [ -s "$keys/rsa2048.key" ]; then
+	c=$(core_of stock openssl SECARENA_CORE_TEST=stock)
+	if [ -s "$c" ]; then
+		"$leakscan" --file "$keys/rsa2048.key" "$c" >"$out/core-stock.scan" 2>&1
+		st=$?
+		[ "$st" = 1 ] && tap ok "core dump of stock s_server holds the key (positive control)" ||
+			tap not-ok "core dump of stock s_server holds the key" "leakscan exit $st"
+	else
+		tap not-ok "core dump of stock s_server written" "no $c"
+	fi
+	c=$(core_of secarena "$inst/bin/openssl" LD_LIBRARY_PATH="$inst/lib" \
+		OPENSSL_SECARENA=backend=device,strict=yes)
+	if [ -s "$c" ]; then
+		"$leakscan" --file "$keys/rsa2048.key" "$c" >"$out/core-secarena.scan" 2>&1
+		st=$?
+		[ "$st" = 0 ] && tap ok "core dump of patched s_server holds no key material" ||
+			tap not-ok "core dump of patched s_server holds no key material" \
+				"leakscan exit $st: $(grep 'outside-arena:' "$out/core-secarena.scan")"
+	else
+		tap not-ok "core dump of patched s_server written" "no $c"
+	fi
+	rm -f "$core_dir"/core.*
+else
+	tap not-ok "core dump tests: the live scan left no rsa2048 key"
+fi
+echo "$old_pattern" >/proc/sys/kernel/core_pattern
+
+# ---- 3. OpenSSL's own tests on the device ----
+harness() { # harness NAME LOG ENV...: one OpenSSL test file
+	local name=$1 log=$2
+	shift 2
+	(cd "$B/src" && env "$@" make test TESTS="$name") >"$log" 2>&1
+	if grep -q '^Result: PASS' "$log" && grep -qE "test_${name#test_}\.t \.+ ok" "$log"; then
+		tap ok "openssl make test on the device: $name"
+	else
+		tap not-ok "openssl make test on the device: $name" "$(grep -A3 '^Test Summary' "$log" | tr '\n' ' ')"
+	fi
+}
+harness test_secmem "$out/test_secmem.log" SECARENA_REQUIRE=device
+harness test_sslapi "$out/test_sslapi.log" OPENSSL_SECARENA=backend=device,strict=yes
+finish
