@@ -18,7 +18,7 @@ UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
 .PHONY: all module selftests userlib stat check host-check vmtest demo install uninstall \
-	dkms-install deps checkpatch clean
+	dkms-install dkms-uninstall deps checkpatch clean
 
 all: module selftests userlib stat
 
@@ -74,13 +74,17 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man4/secarena.4
 
 # Register the source with DKMS and build/install it for KVER.
+# A version already registered is removed first, so that a rerun rebuilds.
 dkms-install:
-	rm -rf /usr/src/secarena-$(DKMS_VERSION)
-	mkdir -p /usr/src/secarena-$(DKMS_VERSION)
-	cp -r Kbuild module uapi dkms.conf /usr/src/secarena-$(DKMS_VERSION)/
-	dkms add -m secarena -v $(DKMS_VERSION) || true
+	-dkms remove -m secarena -v $(DKMS_VERSION) --all >/dev/null 2>&1
+	scripts/dkms-source.sh /usr/src >/dev/null
+	dkms add -m secarena -v $(DKMS_VERSION)
 	dkms build -m secarena -v $(DKMS_VERSION) -k $(KVER)
 	dkms install -m secarena -v $(DKMS_VERSION) -k $(KVER)
+
+dkms-uninstall:
+	dkms remove -m secarena -v $(DKMS_VERSION) --all
+	rm -rf /usr/src/secarena-$(DKMS_VERSION)
 
 clean:
 	-test -d "$(KDIR)" && $(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -49,4 +49,9 @@ tap_make_in tools/leakscan "leakscan" check
 tap_make_in userlib/openssl "openssl" check
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
+# DKMS itself builds the module for both kernels (private DKMS tree).
+# shellcheck disable=SC2086
+scripts/dkms-check.sh $kernels >"$TAP_LOGS/dkms.tap" 2>&1
+tap_import "dkms:" "$TAP_LOGS/dkms.tap"
+grep -q '^1\.\.[1-9]' "$TAP_LOGS/dkms.tap" || tap not-ok "dkms: check printed no plan" "see $TAP_LOGS/dkms.tap"
 exit 0
