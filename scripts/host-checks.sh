@@ -36,9 +36,11 @@ tap_run "documentation rst parses without warnings" scripts/check-rst.sh
 first=$(echo "$kernels" | head -n 1)
 tap_run "make install/uninstall into DESTDIR ($first)" scripts/install-check.sh "$first"
 # libsecarena: host suites on memfd_secret and mlock, the same under
-# ASan+UBSan, a bounded libFuzzer run, and the static binary for the VM.
+# ASan+UBSan, the threads and fork suites under TSan, a bounded libFuzzer
+# run, and the static binary for the VM.
 tap_make "libsecarena" check
 tap_make "libsecarena asan+ubsan" check-asan
+tap_make "libsecarena tsan" check-tsan
 tap_make "libsecarena" fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
 tap_run "libsecarena device suite builds for the VM" make -C userlib vmtest-bin
 tap_make_in tools/secarena-stat "secarena-stat" check

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # make check: every suite on each host backend, then the build checks.
 # One TAP stream, numbered here; exits non-zero if any case failed.
-# Usage: run-tests.sh BUILD_DIR
+# Usage: run-tests.sh BUILD_DIR   (CHECK_SUITES: which suites, default all)
 set -euo pipefail
 
 build=$1
@@ -42,12 +42,31 @@ suite() { # suite PREFIX BINARY
 	rm -f "$out"
 }
 
+# Under TSan: every report to a file in TSAN_REPORTS, fork children's too;
+# no sleep at exit (1 s by default, in every child that has threads).
+if [ -n "${TSAN_REPORTS:-}" ]; then
+	rm -rf "$TSAN_REPORTS"
+	mkdir -p "$TSAN_REPORTS"
+	export TSAN_OPTIONS="log_path=$TSAN_REPORTS/report atexit_sleep_ms=0 ${TSAN_OPTIONS:-}"
+fi
+
 backends="memfd_secret mlock"
 for b in $backends; do
-	for t in api differential threads fork seed_api; do
+	for t in ${CHECK_SUITES:-api differential threads fork seed_api}; do
 		SECARENA_BACKEND=$b suite "[$b]" "$build/tests/test_$t"
 	done
 done
+
+if [ -n "${TSAN_REPORTS:-}" ]; then
+	if [ -z "$(ls -A "$TSAN_REPORTS")" ]; then
+		emit ok "no ThreadSanitizer report (fork children included)"
+	else
+		emit not-ok "no ThreadSanitizer report (fork children included)"
+		grep -h -E '^(WARNING|SUMMARY): ThreadSanitizer' "$TSAN_REPORTS"/* | sed 's/^/#   /'
+		echo "#   reports: $TSAN_REPORTS"
+	fi
+	unset TSAN_OPTIONS
+fi
 
 # Only the API is exported from the shared library.
 extra=$(nm -D --defined-only "$build/libsecarena.so.0" | awk '{print $3}' |

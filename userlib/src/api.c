@@ -270,6 +270,13 @@ EXPORT void *secarena_zalloc(size_t size)
 	return secarena_malloc(size);
 }
 
+/* Another thread moved the entry on between our check and our claim. */
+__attribute__((noreturn, cold)) static void freed_meanwhile(const void *p, const char *what)
+{
+	misuse_abort("%s(%p): double free (another thread freed the block at the same time)",
+		     what, p);
+}
+
 /* The map entry of the block p starts, which must be held by a caller. */
 static unsigned char held_entry(const struct arena *a, const void *p, const char *what)
 {
@@ -281,6 +288,9 @@ static unsigned char held_entry(const struct arena *a, const void *p, const char
 	case BLOCK_FREE:
 		misuse_abort("%s(%p): double free (the block is free)", what, p);
 	case BLOCK_CACHED:
+		/* An order no cache holds is marked cached only while being freed. */
+		if (MAP_ORDER(e) > allocator.cache_max_order)
+			freed_meanwhile(p, what);
 		misuse_abort("%s(%p): double free (the block is in a thread cache)", what, p);
 	default:
 		misuse_abort("%s(%p): double free (the block was freed after fork)", what, p);
@@ -288,12 +298,12 @@ static unsigned char held_entry(const struct arena *a, const void *p, const char
 }
 
 /* A block of an arena that a fork child does not own: never wiped, never reused. */
-static void retire_block(struct arena *a, void *p, unsigned int order)
+static void retire_block(struct arena *a, void *p, unsigned char e, const char *what)
 {
-	pthread_mutex_lock(&a->lock);
-	buddy_set_entry(&a->buddy, buddy_granule(&a->buddy, p), MAP_ENTRY(BLOCK_RETIRED, order));
-	pthread_mutex_unlock(&a->lock);
-	thread_cache_count_used(thread_cache_get(), -((long long)1 << order));
+	if (!buddy_claim_entry(&a->buddy, buddy_granule(&a->buddy, p), &e,
+			       MAP_ENTRY(BLOCK_RETIRED, MAP_ORDER(e))))
+		freed_meanwhile(p, what);
+	thread_cache_count_used(thread_cache_get(), -((long long)1 << MAP_ORDER(e)));
 }
 
 static void release_block(struct arena *a, void *p, const char *what)
@@ -304,19 +314,33 @@ static void release_block(struct arena *a, void *p, const char *what)
 	struct cache_bin *bin;
 
 	if (a->life != ARENA_LIVE) {
-		retire_block(a, p, order);
+		retire_block(a, p, e, what);
 		return;
 	}
 	tc = thread_cache_get();
 	bin = tc ? thread_cache_bin(tc, order) : NULL;
 	if (bin && bin->limit) {
-		/* Marked first, so that a second free aborts even mid-wipe. */
+		/*
+		 * Marked first, so that a second free aborts even mid-wipe. A
+		 * plain store: the fast path takes no atomic read-modify-write,
+		 * so two threads freeing one cached-size block at the very same
+		 * time are not told apart (see Misuse in libsecarena.rst).
+		 */
 		buddy_set_entry(&a->buddy, buddy_granule(&a->buddy, p),
 				MAP_ENTRY(BLOCK_CACHED, order));
 		wipe(p, (size_t)1 << order);
 		thread_cache_put(tc, bin, a, p, order);
 		return;
 	}
+	/*
+	 * Claimed with a compare-and-swap: of two threads freeing the block at
+	 * once, which both saw it held, only one goes on to wipe it and give it
+	 * back; the other aborts. Marked cached (held, not free) until the buddy
+	 * takes it, so no neighbour merges with it meanwhile.
+	 */
+	if (!buddy_claim_entry(&a->buddy, buddy_granule(&a->buddy, p), &e,
+			       MAP_ENTRY(BLOCK_CACHED, order)))
+		freed_meanwhile(p, what);
 	wipe(p, (size_t)1 << order);
 	arena_give_back(a, &p, 1, order);
 	thread_cache_count_used(tc, -((long long)1 << order));

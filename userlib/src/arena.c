@@ -43,7 +43,8 @@ struct arena *arena_create(const struct backend_ops *ops, size_t size, unsigned 
 	a->backend = ops;
 	a->life = ARENA_LIVE;
 	pthread_mutexattr_init(&attr);
-#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+	/* PTHREAD_MUTEX_ADAPTIVE_NP is an enumerator, not a macro: test its initializer. */
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
 	pthread_mutex_init(&a->lock, &attr);

@@ -13,7 +13,7 @@
 enum block_state {
 	BLOCK_FREE = 0,		/* on a free list of the buddy */
 	BLOCK_USED = 1,		/* held by a caller */
-	BLOCK_CACHED = 2,	/* held by a thread cache: zeroed, ready to hand out */
+	BLOCK_CACHED = 2,	/* held by a thread cache (zeroed, ready to hand out), or being freed */
 	BLOCK_RETIRED = 3,	/* freed in a fork child whose arena is not its own */
 };
 #define MAP_ENTRY(state, order)	((unsigned char)(((state) << 6) | (order)))
@@ -57,6 +57,17 @@ static inline unsigned char buddy_entry(const struct buddy *b, size_t granule)
 static inline void buddy_set_entry(struct buddy *b, size_t granule, unsigned char e)
 {
 	__atomic_store_n(&b->block_map[granule], e, __ATOMIC_RELAXED);
+}
+
+/*
+ * Move a held block's entry from expect to e, atomically: of two threads that
+ * both saw it held, one wins. 0 (and *expect updated) if it was not expect.
+ */
+static inline int buddy_claim_entry(struct buddy *b, size_t granule, unsigned char *expect,
+				    unsigned char e)
+{
+	return __atomic_compare_exchange_n(&b->block_map[granule], expect, e, 0,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 __attribute__((noreturn, cold))

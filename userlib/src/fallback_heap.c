@@ -169,8 +169,3 @@ void fallback_unlock(void)
 {
 	pthread_mutex_unlock(&set_lock);
 }
-
-void fallback_reset_lock(void)
-{
-	pthread_mutex_init(&set_lock, NULL);
-}

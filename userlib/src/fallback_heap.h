@@ -17,6 +17,5 @@ size_t fallback_count(void);		/* allocations ever served */
 size_t fallback_in_use(void);
 void fallback_lock(void);
 void fallback_unlock(void);
-void fallback_reset_lock(void);
 
 #endif

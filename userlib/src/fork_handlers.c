@@ -38,6 +38,11 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&allocator.grow_lock);
 }
 
+/*
+ * The child's one thread is the one that took every lock in before_fork(), so
+ * it unlocks them, as in the parent: a re-initialised mutex would lose the
+ * attributes it was created with (arena locks are adaptive).
+ */
 static void after_fork_child(void)
 {
 	size_t i, held = 0;
@@ -45,7 +50,6 @@ static void after_fork_child(void)
 	for (i = 0; i < allocator.narenas; i++) {
 		struct arena *a = allocator.arena[i];
 
-		pthread_mutex_init(&a->lock, NULL);
 		if (a->life != ARENA_LIVE)
 			continue;
 		a->life = a->backend->fork_child(&a->region, allocator.fork_policy);
@@ -60,14 +64,16 @@ static void after_fork_child(void)
 			mmap(a->region.map, a->region.map_len, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 	}
-	fallback_reset_lock();
+	/* Before the caches go back: giving back takes arena locks. */
+	arenas_unlock_all();
+	fallback_unlock();
 	thread_cache_fork_child();
 	thread_cache_registry_unlock();
 	for (i = 0; i < allocator.narenas; i++)
 		if (allocator.arena[i]->life == ARENA_LIVE)
 			held += allocator.arena[i]->buddy.bytes_out;
 	allocator.arena_held = held;
-	pthread_mutex_init(&allocator.grow_lock, NULL);
+	pthread_mutex_unlock(&allocator.grow_lock);
 }
 
 static void register_once(void)

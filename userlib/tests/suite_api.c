@@ -659,6 +659,68 @@ TEST(api, misuse_aborts_with_a_message)
 	return 0;
 }
 
+/*
+ * Corruption of the allocator's metadata, done in a child of a process that
+ * is already up (so the parent knows the addresses the message must name).
+ */
+struct corruption {
+	unsigned char *a, *b;	/* a: freed, on its free list; b: held */
+	int how;
+};
+
+static void corrupt_metadata(void *arg)
+{
+	struct corruption *c = arg;
+	struct buddy *bd = &allocator.arena[0]->buddy;
+
+	switch (c->how) {
+	case 0:		/* an overrun over the free-list links of a free block */
+		memset(c->a, 0x41, 16);
+		secarena_free(c->b);		/* merging follows a's links */
+		break;
+	case 1:		/* a block-map byte: b's entry claims a larger order */
+		bd->block_map[buddy_granule(bd, c->b)] = MAP_ENTRY(BLOCK_USED, 15);
+		secarena_free(c->b);
+		break;
+	default:	/* a free-list head in the arena structure */
+		bd->free_head[13] += 8192;
+		secarena_malloc(8192);
+		break;
+	}
+}
+
+TEST(api, corrupted_metadata_aborts_with_the_documented_message)
+{
+	struct corruption c;
+	unsigned char *base;
+	char want[200];
+
+	/* 8 KiB blocks at 0 (a) and 8 KiB (b) of a 64 KiB arena, uncached. */
+	CHECK_EQ(up(1 << 16, SECARENA_F_NO_THREAD_CACHE), 0);
+	base = allocator.arena[0]->buddy.base;
+	c.a = secarena_malloc(8192);
+	c.b = secarena_malloc(8192);
+	CHECK(c.a == base && c.b == base + 8192);
+	secarena_free(c.a);
+	c.how = 0;
+	snprintf(want, sizeof(want), "libsecarena: free list of order 13 corrupted at %p: "
+		 "next link names no free block (heap overrun into a freed block?)\n",
+		 (void *)base);
+	CHECK(dies_with_abort(corrupt_metadata, &c, want));
+	c.how = 1;
+	snprintf(want, sizeof(want), "libsecarena: block map corrupted at %p\n", (void *)c.b);
+	CHECK(dies_with_abort(corrupt_metadata, &c, want));
+	c.how = 2;
+	snprintf(want, sizeof(want), "libsecarena: free list of order 13 corrupted at %p: "
+		 "head link names no free block (heap overrun into a freed block?)\n",
+		 (void *)base);
+	CHECK(dies_with_abort(corrupt_metadata, &c, want));
+	/* The parent's arena was never touched. */
+	buddy_check(&allocator.arena[0]->buddy);
+	secarena_free(c.b);
+	return 0;
+}
+
 static void touch_before(void *arg)
 {
 	volatile unsigned char *p;

@@ -261,3 +261,60 @@ TEST(fork, double_free_in_child_still_aborts)
 			      "double free (the block was freed after fork)"));
 	return 0;
 }
+
+#ifdef __GLIBC__
+/* The mutex type (normal, adaptive, ...): glibc keeps it in __kind. */
+static int mutex_kind(const pthread_mutex_t *m)
+{
+	return m->__data.__kind;
+}
+
+TEST(fork, child_locks_keep_their_attributes)
+{
+	struct secarena_options opt = { .arena_size = 1 << 16, .max_arenas = 3 };
+	int kind[ARENA_SLOTS], grow_kind, status;
+	void *p[2];
+	size_t i, n;
+	pid_t pid;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	p[0] = secarena_malloc(1 << 16);	/* fills the first arena: a second one */
+	p[1] = secarena_malloc(64);
+	CHECK(p[0] && p[1]);
+	n = allocator.narenas;
+	CHECK_EQ(n, 2);
+	CHECK_EQ(mutex_kind(&allocator.arena[0]->lock), PTHREAD_MUTEX_ADAPTIVE_NP);
+	for (i = 0; i < n; i++)
+		kind[i] = mutex_kind(&allocator.arena[i]->lock);
+	grow_kind = mutex_kind(&allocator.grow_lock);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		for (i = 0; i < n; i++) {
+			struct arena *a = allocator.arena[i];
+
+			if (mutex_kind(&a->lock) != kind[i]) {
+				fprintf(stderr, "arena %zu: kind %d, parent %d\n", i,
+					mutex_kind(&a->lock), kind[i]);
+				bad = 1;
+			}
+			/* Unlocked, and usable. */
+			if (pthread_mutex_trylock(&a->lock) != 0)
+				bad = 1;
+			else
+				pthread_mutex_unlock(&a->lock);
+		}
+		bad |= mutex_kind(&allocator.grow_lock) != grow_kind;
+		secarena_free(p[1]);
+		bad |= secarena_malloc(64) == NULL;
+		_exit(bad);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	secarena_free(p[0]);
+	secarena_free(p[1]);
+	return 0;
+}
+#endif

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Threads: stress with cross-thread frees, cache return at exit, concurrent growth. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "allocator.h"
 #include "arena.h"
@@ -257,4 +261,101 @@ TEST(threads, concurrent_growth)
 	CHECK(st.arenas >= 6 && st.arenas <= 8);
 	CHECK_EQ(st.in_use, 0);
 	return check_all_arenas();
+}
+
+/*
+ * Two threads free one uncached block at the same instant. The one that
+ * loses aborts; its SIGABRT handler parks it, so that this child can check
+ * that the other free returned and left the arena whole.
+ */
+static pthread_barrier_t race_barrier;
+static void *race_block;
+static int race_returned, race_aborted;
+
+static void park_on_abort(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&race_aborted, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		pause();
+}
+
+static void *free_at_once(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&race_barrier);
+	secarena_free(race_block);
+	__atomic_add_fetch(&race_returned, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void concurrent_double_free(void *arg)
+{
+	unsigned int flags = (unsigned int)(uintptr_t)arg;
+	struct timespec tick = { 0, 1000000 };
+	size_t half = (size_t)1 << 19;
+	pthread_t t[2];
+	void *buddy;
+	int i, returned, aborted;
+
+	if (secarena_init(half * 2, 16, flags) != 0)
+		_exit(2);
+	/* Both halves held: the freed one stays a block of its own, unmerged. */
+	race_block = secarena_malloc(half);
+	buddy = secarena_malloc(half);
+	if (!race_block || !buddy)
+		_exit(2);
+	signal(SIGABRT, park_on_abort);
+	pthread_barrier_init(&race_barrier, NULL, 2);
+	/* Detached: the parked one is never joined. */
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, free_at_once, NULL) != 0 ||
+		    pthread_detach(t[i]) != 0)
+			_exit(2);
+	for (i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&race_returned, __ATOMIC_SEQ_CST) +
+		    __atomic_load_n(&race_aborted, __ATOMIC_SEQ_CST) == 2)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	/* Let the second free settle if it did not abort (the bug). */
+	nanosleep(&tick, NULL);
+	returned = __atomic_load_n(&race_returned, __ATOMIC_SEQ_CST);
+	aborted = __atomic_load_n(&race_aborted, __ATOMIC_SEQ_CST);
+	signal(SIGABRT, SIG_DFL);	/* a failed check below must end the child */
+	pthread_mutex_lock(&allocator.arena[0]->lock);
+	buddy_check(&allocator.arena[0]->buddy);
+	pthread_mutex_unlock(&allocator.arena[0]->lock);
+	if (secarena_used() != half)
+		returned = -1;
+	fprintf(stderr, "returned=%d aborted=%d\n", returned, aborted);
+	_exit(returned == 1 && aborted == 1 ? 0 : 1);
+}
+
+static int racing_frees(unsigned int flags)
+{
+	char err[1024];
+	int trial, status;
+
+	for (trial = 0; trial < 16; trial++) {
+		race_returned = race_aborted = 0;
+		status = run_in_child(concurrent_double_free, (void *)(uintptr_t)flags, err,
+				      sizeof(err));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+		    !strstr(err, "libsecarena: secarena_free(") || !strstr(err, "double free")) {
+			tap_diag("trial %d: status %#x, stderr: %s", trial, status, err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+TEST(threads, concurrent_double_free_of_a_large_block)
+{
+	return racing_frees(0);
+}
+
+TEST(threads, concurrent_double_free_without_thread_cache)
+{
+	return racing_frees(SECARENA_F_NO_THREAD_CACHE);
 }
