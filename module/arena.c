@@ -23,12 +23,6 @@
 
 #include "secarena.h"
 
-/*
- * No OOM killer on behalf of an arena, no log line when memory is short:
- * userspace gets ENOMEM and decides.
- */
-#define SECARENA_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
-
 static DEFINE_SPINLOCK(stats_lock);
 static struct secarena_stats stats;
 static bool hibernating;		/* under stats_lock */
@@ -118,7 +112,7 @@ static struct secarena_pages *pages_new(struct mm_struct *mm, unsigned long nr,
 		goto out_global;
 
 	err = -ENOMEM;
-	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	p = kzalloc(sizeof(*p), SECARENA_GFP);
 	if (!p)
 		goto out_memlock;
 	p->page = kvcalloc(nr, sizeof(*p->page), SECARENA_GFP);

@@ -35,7 +35,7 @@ static int secarena_open(struct inode *inode, struct file *file)
 {
 	struct secarena_file *sf;
 
-	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
+	sf = kzalloc(sizeof(*sf), SECARENA_GFP);
 	if (!sf)
 		return -ENOMEM;
 	mutex_init(&sf->lock);

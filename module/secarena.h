@@ -7,12 +7,20 @@
 #define SECARENA_INTERNAL_H
 
 #include <linux/fs.h>
+#include <linux/gfp.h>
 #include <linux/kref.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 
 #include <linux/secarena.h>
+
+/*
+ * Every allocation the module makes for userspace: charged to the memcg,
+ * and when it is full (or memory is short) ENOMEM, never the OOM killer
+ * on the caller's behalf nor a line in the log.
+ */
+#define SECARENA_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
 
 /* Largest mapping, guards included, that CONFIGURE accepts (pages). */
 #define SECARENA_MAX_MAP_PAGES	(1ULL << 31)

@@ -52,8 +52,13 @@ static void secarena_vma_open(struct vm_area_struct *vma)
 
 	copy = secarena_pages_copy(p, vma->vm_mm);
 	if (IS_ERR(copy)) {
-		/* ->open cannot fail fork: the child's range raises SIGBUS. */
-		secarena_stats_fork_copy_failed();
+		/*
+		 * ->open cannot fail fork: the child's range raises SIGBUS.
+		 * -EINTR is a fatal signal to the parent: copy_process() then
+		 * cancels the fork, no child sees the range, nothing to count.
+		 */
+		if (PTR_ERR(copy) != -EINTR)
+			secarena_stats_fork_copy_failed();
 		return;
 	}
 	vma->vm_private_data = copy;
@@ -150,7 +155,13 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 	u32 policy;
 	int err;
 
-	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff)
+	/*
+	 * MAP_SHARED sets VM_MAYSHARE; do_mmap() drops VM_SHARED (and
+	 * VM_MAYWRITE) when the file is not open for writing, so a read-only
+	 * MAP_SHARED of an O_RDONLY file must be told apart from MAP_PRIVATE
+	 * by VM_MAYSHARE.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
