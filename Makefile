@@ -7,6 +7,7 @@
 #   make check            install what is missing, host checks, then vmtest
 #   make vmtest           boot Debian's 6.1 and 6.12 in virtme-ng and test there
 #   make demo             a short demonstration inside a VM
+#   make check-debug      the VM suite on a 6.1 debug kernel (KASAN, lockdep, kmemleak...)
 #   make install          module (modules_install + depmod), udev rule, libsecarena
 
 KVER ?= $(shell uname -r)
@@ -17,7 +18,7 @@ PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
-.PHONY: all module selftests userlib stat check host-check vmtest demo install uninstall \
+.PHONY: all module selftests userlib stat check check-debug host-check vmtest demo install uninstall \
 	dkms-install dkms-uninstall deps checkpatch clean
 
 all: module selftests userlib stat
@@ -47,6 +48,10 @@ vmtest:
 # One command for everything: CI runs exactly this.
 check: deps
 	scripts/check.sh $(BUILD)
+
+# Builds the debug kernel once (cached outside the tree), then boots it.
+check-debug: deps
+	scripts/check-debug.sh $(BUILD)
 
 demo: deps
 	scripts/demo.sh $(BUILD)

@@ -3,12 +3,13 @@
 # Build secarena.ko against one kernel's headers with W=1, in a copy of the
 # sources so that several kernels can be built side by side.
 # Usage: build-module.sh KVER OUTDIR   -> OUTDIR/secarena.ko; fails on any warning.
+# KDIR overrides the headers (/lib/modules/KVER/build), e.g. a debug kernel's tree.
 set -euo pipefail
 
 kver=${1:?usage: build-module.sh KVER OUTDIR}
 out=${2:?usage: build-module.sh KVER OUTDIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
-kdir=/lib/modules/$kver/build
+kdir=${KDIR:-/lib/modules/$kver/build}
 [ -d "$kdir" ] || { echo "build-module: no headers for $kver at $kdir" >&2; exit 1; }
 
 mkdir -p "$out"
