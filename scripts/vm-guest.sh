@@ -24,8 +24,8 @@ import_tap() {
 	local prefix=$1 log=$2 line rest
 	while read -r line; do
 		case "$line" in
-		"not ok "*) rest=${line#not ok }; result not-ok "$prefix: ${rest#* - }" ;;
-		"ok "*) rest=${line#ok }; result ok "$prefix: ${rest#* - }" ;;
+		"not ok "*) rest=${line#not ok * }; result not-ok "$prefix: ${rest#- }" ;;
+		"ok "*) rest=${line#ok * }; result ok "$prefix: ${rest#- }" ;;
 		esac
 	done < <(grep -E '^(not )?ok [0-9]+ ' "$log")
 	grep -q '^1\.\.[1-9]' "$log" || result not-ok "$prefix: printed no plan"
@@ -82,12 +82,7 @@ grep -qE '^(not )?ok [0-9]+ selftests: ' "$out/kselftest.log" &&
 if [ -n "$ul" ]; then
 	status=0
 	timeout 900 "$ul" >"$out/libsecarena.log" 2>&1 || status=$?
-	while read -r line; do
-		case "$line" in
-		"not ok "*) rest=${line#not ok }; result not-ok "libsecarena device: ${rest#* }" ;;
-		"ok "*) rest=${line#ok }; result ok "libsecarena device: ${rest#* }" ;;
-		esac
-	done < <(grep -E '^(not )?ok [0-9]+ ' "$out/libsecarena.log")
+	import_tap "libsecarena device" "$out/libsecarena.log"
 	if [ "$status" != 0 ] && ! grep -q '^not ok ' "$out/libsecarena.log"; then
 		result not-ok "libsecarena device suite exited with status $status"
 	fi
