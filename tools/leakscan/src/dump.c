@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --dump-components: print every component form as "name form hex". This
- * prints the secret key in the clear; it exists so that the test target can
- * place exact copies without ever parsing the key (and leaving OpenSSL's own).
+ * --dump-components: print every component form as "name form hex", the
+ * key's first, then those of secrets.h. This prints every secret in the
+ * clear; it exists so that the test target can place exact copies without
+ * ever parsing the key (and leaving OpenSSL's own).
  */
 #include <stdio.h>
 
@@ -20,6 +21,8 @@ void dump_components(const struct keyinfo *ki, FILE *f)
 			fprintf(f, "%02x", c->bytes[j]);
 		fputc('\n', f);
 	}
+	if (!ki->spki_len)
+		return;		/* no key (--no-key) */
 	/* Not a component: the public key, for the tests' oracle. */
 	fprintf(f, "spki pub ");
 	for (j = 0; j < ki->spki_len; j++)

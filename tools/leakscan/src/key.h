@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The key material leakscan looks for: every secret component of one private
- * key, each in every byte form it is expected to take in a process's memory.
+ * The material leakscan looks for: every secret component of one private key,
+ * each in every byte form it is expected to take in a process's memory, then
+ * the TLS secrets and named secrets of secrets.h, in raw form.
  */
 #ifndef LEAKSCAN_KEY_H
 #define LEAKSCAN_KEY_H
@@ -13,10 +14,19 @@ enum comp_kind {
 	COMP_RAW,	/* raw bytes as stored (ECX keys, derived secrets) */
 	COMP_DER,	/* the decoded body of the key file */
 	COMP_PEM,	/* one base64 line of the key file: whole hits only */
+	COMP_TLS,	/* a secret from a TLS key log */
+	COMP_TLSKEY,	/* a record key or IV derived from a TLS 1.3 secret */
+	COMP_SECRET,	/* a secret named with --secret */
 };
 
+/* The summary line counts key material apart from the other classes. */
+static inline int comp_is_key(enum comp_kind kind)
+{
+	return kind <= COMP_PEM;
+}
+
 struct component {
-	char name[24];
+	char name[64];	/* "d", "tls:MASTER_SECRET#1", "secret:NAME" */
 	char form[16];
 	enum comp_kind kind;
 	unsigned char *bytes;
@@ -24,7 +34,7 @@ struct component {
 };
 
 struct keyinfo {
-	char type[24];
+	char type[24];		/* "" without a key (--no-key) */
 	int bits;
 	struct component *comps;
 	size_t ncomps;

@@ -137,6 +137,15 @@ void tallies_sum(const struct tallies *ts, const struct patset *ps,
 		case COMP_DER:
 			s->der += t->whole;
 			break;
+		case COMP_TLS:
+			s->tls += t->whole + t->piece_hits;
+			continue;
+		case COMP_TLSKEY:
+			s->tlskeys += t->whole + t->piece_hits;
+			continue;
+		case COMP_SECRET:
+			s->secrets += t->whole + t->piece_hits;
+			continue;
 		default:
 			s->whole += t->whole;
 		}
@@ -151,5 +160,6 @@ int tally_any(const struct tally *t)
 
 uint64_t sums_total(const struct sums *s)
 {
-	return s->whole + s->pieces + s->pem + s->der;
+	return s->whole + s->pieces + s->pem + s->der + s->tls + s->tlskeys +
+	       s->secrets;
 }

@@ -48,9 +48,12 @@ struct tallies {
 /* Hit totals by category: these make up the per-pid summary line. */
 struct sums {
 	uint64_t whole;		/* whole hits of key components */
-	uint64_t pieces;	/* piece hits, including those of the DER */
+	uint64_t pieces;	/* their piece hits, including those of the DER */
 	uint64_t pem;		/* PEM line hits */
 	uint64_t der;		/* whole DER hits */
+	uint64_t tls;		/* whole + piece hits of key log secrets */
+	uint64_t tlskeys;	/* whole + piece hits of derived record keys */
+	uint64_t secrets;	/* whole + piece hits of --secret secrets */
 };
 
 void tallies_init(struct tallies *ts, const struct patset *ps);

@@ -7,10 +7,12 @@
 
 #include "key.h"
 #include "scan.h"
+#include "secrets.h"
 
 struct run {
-	const char *keyfile;
+	const char *keyfile;		/* NULL with --no-key */
 	const struct keyinfo *ki;
+	const struct secrets *sec;
 	const struct patset *ps;
 	struct pidscan *scans;
 	size_t nscans;

@@ -31,7 +31,13 @@ const char *kind_name(enum comp_kind kind)
 		return "raw";
 	case COMP_DER:
 		return "der";
-	default:
+	case COMP_PEM:
 		return "pem";
+	case COMP_TLS:
+		return "tls";
+	case COMP_TLSKEY:
+		return "tlskey";
+	default:
+		return "secret";
 	}
 }

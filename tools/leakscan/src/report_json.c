@@ -51,6 +51,9 @@ static void sums(struct jw *w, const char *key, const struct tallies *ts,
 	jw_u64(w, "pieces", s.pieces);
 	jw_u64(w, "pem", s.pem);
 	jw_u64(w, "der", s.der);
+	jw_u64(w, "tls", s.tls);
+	jw_u64(w, "tlskeys", s.tlskeys);
+	jw_u64(w, "secrets", s.secrets);
 	jw_u64(w, "total", sums_total(&s));
 	jw_end_object(w);
 }
@@ -67,6 +70,7 @@ static void region_hits(struct jw *w, const struct region *r,
 		jw_object(w, NULL);
 		jw_str(w, "component", ps->pats[i].comp->name);
 		jw_str(w, "form", ps->pats[i].comp->form);
+		jw_str(w, "kind", kind_name(ps->pats[i].comp->kind));
 		jw_u64(w, "whole", r->hits.t[i].whole);
 		jw_u64(w, "pieces_found", tallies_found(&r->hits, ps, i));
 		jw_u64(w, "pieces", ps->pats[i].npieces);
@@ -107,6 +111,7 @@ static void components(struct jw *w, const struct pidscan *s,
 		jw_object(w, NULL);
 		jw_str(w, "component", p->comp->name);
 		jw_str(w, "form", p->comp->form);
+		jw_str(w, "kind", kind_name(p->comp->kind));
 		counts(w, "outside", p, &s->outside.t[i], tallies_found(&s->outside, ps, i));
 		counts(w, "arena", p, &s->arena.t[i], tallies_found(&s->arena, ps, i));
 		jw_end_object(w);
@@ -140,18 +145,17 @@ static void pid(struct jw *w, const struct run *run, const struct pidscan *s)
 	jw_end_object(w);
 }
 
-static void key(struct jw *w, const struct run *run)
+/* The patterns of the key (key != 0), or of the other classes. */
+static void patterns(struct jw *w, const struct run *run, int key)
 {
 	size_t i;
 
-	jw_object(w, "key");
-	jw_str(w, "file", run->keyfile);
-	jw_str(w, "type", run->ki->type);
-	jw_u64(w, "bits", run->ki->bits);
 	jw_array(w, "patterns");
 	for (i = 0; i < run->ps->n; i++) {
 		const struct pattern *p = &run->ps->pats[i];
 
+		if (comp_is_key(p->comp->kind) != key)
+			continue;
 		jw_object(w, NULL);
 		jw_str(w, "component", p->comp->name);
 		jw_str(w, "form", p->comp->form);
@@ -163,6 +167,46 @@ static void key(struct jw *w, const struct run *run)
 		jw_end_object(w);
 	}
 	jw_end_array(w);
+}
+
+static void key(struct jw *w, const struct run *run)
+{
+	if (!run->keyfile) {
+		jw_str(w, "key", NULL);
+		return;
+	}
+	jw_object(w, "key");
+	jw_str(w, "file", run->keyfile);
+	jw_str(w, "type", run->ki->type);
+	jw_u64(w, "bits", run->ki->bits);
+	patterns(w, run, 1);
+	jw_end_object(w);
+}
+
+static void secrets(struct jw *w, const struct run *run)
+{
+	const struct secrets *sec = run->sec;
+	size_t i;
+
+	jw_object(w, "secrets");
+	jw_array(w, "keylogs");
+	for (i = 0; i < sec->nfiles; i++) {
+		const struct keylog_file *kf = &sec->files[i];
+
+		jw_object(w, NULL);
+		jw_str(w, "file", kf->path);
+		jw_u64(w, "lines", kf->lines);
+		jw_u64(w, "entries", kf->entries);
+		jw_u64(w, "new", kf->added);
+		jw_u64(w, "duplicates", kf->dups);
+		jw_u64(w, "ignored", kf->ignored);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+	jw_u64(w, "connections", sec->nconns);
+	jw_u64(w, "named", sec->named);
+	jw_u64(w, "named_duplicates", sec->named_dups);
+	patterns(w, run, 0);
 	jw_end_object(w);
 }
 
@@ -174,6 +218,7 @@ void report_json(const struct run *run, FILE *f)
 	jw_init(&w, f);
 	jw_object(&w, NULL);
 	key(&w, run);
+	secrets(&w, run);
 	jw_array(&w, "arena_ranges");
 	for (i = 0; i < run->nranges; i++) {
 		jw_object(&w, NULL);

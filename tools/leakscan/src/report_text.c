@@ -79,6 +79,14 @@ static void pid_components(const struct run *run, const struct pidscan *s,
 	}
 }
 
+static void put_sums(FILE *f, const struct sums *s)
+{
+	fprintf(f, "whole=%" PRIu64 " pieces=%" PRIu64 " pem=%" PRIu64
+		" der=%" PRIu64 " tls=%" PRIu64 " tlskeys=%" PRIu64
+		" secrets=%" PRIu64, s->whole, s->pieces, s->pem, s->der,
+		s->tls, s->tlskeys, s->secrets);
+}
+
 static void pid_summary(const struct run *run, const struct pidscan *s, FILE *f)
 {
 	struct sums out, in;
@@ -88,31 +96,79 @@ static void pid_summary(const struct run *run, const struct pidscan *s, FILE *f)
 	pid_components(run, s, f);
 	fprintf(f, "leakscan: pid %d: %zu regions, %" PRIu64 " bytes read, %zu not readable (no r perm), %zu read errors\n",
 		(int)s->pid, s->rl.n, s->bytes_read, s->unreadable, s->read_errors);
-	fprintf(f, "leakscan: pid %d: inside-arena: whole=%" PRIu64 " pieces=%" PRIu64
-		" pem=%" PRIu64 " der=%" PRIu64 "\n", (int)s->pid, in.whole,
-		in.pieces, in.pem, in.der);
-	fprintf(f, "leakscan: pid %d: outside-arena: whole=%" PRIu64 " pieces=%" PRIu64
-		" pem=%" PRIu64 " der=%" PRIu64 "; arena regions=%zu readable=%zu\n",
-		(int)s->pid, out.whole, out.pieces, out.pem, out.der,
-		s->arena_regions, s->arena_readable);
+	fprintf(f, "leakscan: pid %d: inside-arena: ", (int)s->pid);
+	put_sums(f, &in);
+	fprintf(f, "\nleakscan: pid %d: outside-arena: ", (int)s->pid);
+	put_sums(f, &out);
+	fprintf(f, "; arena regions=%zu readable=%zu\n", s->arena_regions,
+		s->arena_readable);
 }
 
-static void key_line(const struct run *run, FILE *f)
+/*
+ * Patterns of the key (key != 0) or of the other classes; *skipped counts
+ * those too short to search, which --verbose lists.
+ */
+static size_t count_patterns(const struct run *run, int key, size_t *skipped,
+			     FILE *f)
 {
-	size_t i, skipped = 0;
+	size_t i, n = 0;
 
+	*skipped = 0;
 	for (i = 0; i < run->ps->n; i++) {
 		const struct pattern *p = &run->ps->pats[i];
 
+		if (comp_is_key(p->comp->kind) != key)
+			continue;
+		n++;
 		if (p->searchable)
 			continue;
-		skipped++;
+		(*skipped)++;
 		if (run->verbose)
 			fprintf(f, "leakscan: %s/%s is %zu bytes, too short to search\n",
 				p->comp->name, p->comp->form, p->comp->len);
 	}
+	return n;
+}
+
+static size_t count_kind(const struct run *run, enum comp_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < run->ps->n; i++)
+		n += run->ps->pats[i].comp->kind == kind;
+	return n;
+}
+
+static void key_line(const struct run *run, FILE *f)
+{
+	size_t n, skipped;
+
+	if (!run->keyfile)
+		return;
+	n = count_patterns(run, 1, &skipped, f);
 	fprintf(f, "leakscan: key %s: %s %d bits, %zu patterns (%zu too short to search)\n",
-		run->keyfile, run->ki->type, run->ki->bits, run->ps->n, skipped);
+		run->keyfile, run->ki->type, run->ki->bits, n, skipped);
+}
+
+static void secrets_lines(const struct run *run, FILE *f)
+{
+	const struct secrets *sec = run->sec;
+	size_t i, n, skipped;
+
+	for (i = 0; i < sec->nfiles; i++) {
+		const struct keylog_file *kf = &sec->files[i];
+
+		fprintf(f, "leakscan: keylog %s: %zu lines, %zu secrets (%zu new, %zu already listed), %zu unknown-label lines ignored\n",
+			kf->path, kf->lines, kf->entries, kf->added, kf->dups,
+			kf->ignored);
+	}
+	n = count_patterns(run, 0, &skipped, f);
+	if (!n)
+		return;
+	fprintf(f, "leakscan: secrets: %zu from key logs (%zu connection%s), %zu derived record keys and IVs, %zu named: %zu patterns (%zu too short to search)\n",
+		count_kind(run, COMP_TLS), sec->nconns,
+		sec->nconns == 1 ? "" : "s", count_kind(run, COMP_TLSKEY),
+		count_kind(run, COMP_SECRET), n, skipped);
 }
 
 void report_text(const struct run *run, FILE *f)
@@ -120,6 +176,7 @@ void report_text(const struct run *run, FILE *f)
 	size_t i, j;
 
 	key_line(run, f);
+	secrets_lines(run, f);
 	for (i = 0; i < run->nscans; i++) {
 		const struct pidscan *s = &run->scans[i];
 

@@ -40,7 +40,7 @@ function find(name, form,    i) {
 }
 
 # One recipe token: remember the copy it places and where.
-function token(t,    zone, f, spec, form, i, p, hex) {
+function token(t,    zone, f, nf, name, spec, form, i, p, hex) {
 	if (t == "none" || t ~ /^junk:/)
 		return
 	zone = "heap"
@@ -48,8 +48,12 @@ function token(t,    zone, f, spec, form, i, p, hex) {
 		zone = substr(t, 1, index(t, "/") - 1)
 		t = substr(t, index(t, "/") + 1)
 	}
-	split(t, f, ":")
-	spec = f[2]
+	# the name may hold colons (tls:MASTER_SECRET#1): SPEC and COUNT are last
+	nf = split(t, f, ":")
+	name = f[1]
+	for (i = 2; i <= nf - 2; i++)
+		name = name ":" f[i]
+	spec = f[nf - 1]
 	p = -1
 	if (spec ~ /^[0-9]+$/)
 		form = "line" spec
@@ -58,17 +62,17 @@ function token(t,    zone, f, spec, form, i, p, hex) {
 		form = spec ~ /^piece/ ? "" : substr(spec, 1, index(spec, ".") - 1)
 	} else
 		form = spec
-	if (f[1] == "spki") {
+	if (name == "spki") {
 		hex = spki
 	} else {
-		i = find(f[1], form)
+		i = find(name, form)
 		hex = p < 0 ? hexes[i] : piece(hexes[i], p)
 	}
 	if (zone == "noread")
 		return	# never read, so never counted
 	ncopies++
 	copy[ncopies] = hex
-	mult[ncopies] = f[3] + 0
+	mult[ncopies] = f[nf] + 0
 	inarena[ncopies] = zone == "arena" && arena
 }
 

@@ -9,7 +9,9 @@
  * freed heap memory and the expected counts could not be exact. For the same
  * reason it does not link libcrypto at all.
  *
- * TOKEN is "none" or [ZONE/]COMP:SPEC:COUNT, placing COUNT copies:
+ * TOKEN is "none" or [ZONE/]COMP:SPEC:COUNT, placing COUNT copies (COMP may
+ * itself hold colons, as in tls:MASTER_SECRET#1; SPEC and COUNT are the last
+ * two fields):
  *   ZONE  heap (default, one malloc per copy), arena (one mmap'd area, printed
  *         as "arena START-END" for --arena-range), noread (one mmap'd area
  *         made PROT_NONE once filled, printed as "noread START-END")
@@ -17,8 +19,9 @@
  *         START-END"; exit status 3 if the kernel has no memfd_secret)
  *         or straddle (copy i placed across the end of page i of a fresh
  *         mapping, so some copies cross the scanner's 1 MiB chunk boundaries)
- *   SPEC  a form (be, le, raw, clamped), a number N (PEM line N), pieceN
- *         (16-byte piece N of the component's first form) or FORM.pieceN
+ *   SPEC  a form (be, le, raw, clamped, key16, ...), a number N (PEM line
+ *         N), pieceN (16-byte piece N of the component's first form) or
+ *         FORM.pieceN
  * or "junk:MIB": MIB MiB of pseudo-random bytes, to time the scanner.
  * Then it prints "ready" and sleeps until killed.
  */
@@ -224,10 +227,14 @@ static void do_token(const char *file, char *tok)
 		zone = tok;
 		tok = slash + 1;
 	}
-	name = strtok(tok, ":");
-	spec = strtok(NULL, ":");
-	count = strtok(NULL, ":");
-	if (!name || !spec || !count)
+	name = tok;
+	count = strrchr(tok, ':');
+	if (count)
+		*count++ = '\0';
+	spec = count ? strrchr(tok, ':') : NULL;
+	if (spec)
+		*spec++ = '\0';
+	if (!spec || !*name || !*spec || !*count)
 		fail("bad token (want [ZONE/]COMP:SPEC:COUNT)", tok);
 	form = parse_spec(spec, formbuf, sizeof(formbuf), &piece);
 	bytes = lookup(file, name, form, &len);

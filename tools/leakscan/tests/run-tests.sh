@@ -70,6 +70,13 @@ genkey rsa3 -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt rsa_keygen_pri
 genkey p256 -algorithm EC -pkeyopt ec_paramgen_curve:P-256
 genkey ed25519 -algorithm ED25519
 
+# shellcheck source-path=SCRIPTDIR source=secrets-tests.sh
+. "$HERE/secrets-tests.sh"
+# shellcheck source-path=SCRIPTDIR source=tls-live.sh
+. "$HERE/tls-live.sh"
+setup_keylogs
+setup_live
+
 # --- helpers ----------------------------------------------------------------
 # start_target KEY TOKEN...: sets TPID; zone ranges land in $T/target.out
 start_target() {
@@ -94,13 +101,17 @@ zone() { # zone NAME: START-END of a leak_target zone
 	awk -v z="$1" '$1 == z { print $2 }' "$T/target.out"
 }
 
-# scan KEY [ARGS...]: leakscan --json on $TPID into $T/out.json, status in $RC
+# scan_with ARGS...: leakscan --json ARGS $TPID into $T/out.json, status in $RC
+scan_with() {
+	"$LS" --json "$@" "$TPID" >"$T/out.json" 2>"$T/out.err"
+	RC=$?
+}
+# scan KEY [ARGS...]: the same with KEYFILE $T/KEY.pem last
 scan() {
 	local key=$1
 
 	shift
-	"$LS" --json "$@" "$T/$key.pem" "$TPID" >"$T/out.json" 2>"$T/out.err"
-	RC=$?
+	scan_with "$@" "$T/$key.pem"
 }
 components() { # the per-component counts of the last scan, as expect.awk prints them
 	jq -r '.pids[0].components[] | "\(.component) \(.form) \(.outside.whole) \(.outside.pieces_found) \(.outside.piece_hits) \(.arena.whole) \(.arena.pieces_found) \(.arena.piece_hits)"' "$T/out.json"
@@ -159,7 +170,7 @@ test_rsa_recipe() {
 		END { print w + 0, p + 0, l + 0, d + 0 }')
 	"$LS" "$T/rsa.pem" "$TPID" >"$T/out.txt" 2>&1
 	check "rsa2048: text summary line" grep -qx \
-		"leakscan: pid $TPID: outside-arena: whole=$w pieces=$p pem=$l der=$d; arena regions=0 readable=0" "$T/out.txt"
+		"leakscan: pid $TPID: outside-arena: whole=$w pieces=$p pem=$l der=$d tls=0 tlskeys=0 secrets=0; arena regions=0 readable=0" "$T/out.txt"
 	check "rsa2048: text total line is last" is total "$(tail -n1 "$T/out.txt")" \
 		"leakscan: total outside-arena hits=$((w + p + l + d))"
 	check "rsa2048: text region line for p/le" grep -Eq \
@@ -342,7 +353,7 @@ test_arena_range() {
 	check "arena-range: text marks ARENA(range)" grep -Eq \
 		"^$TPID [0-9a-f-]+ rw-p \\[anon\\] ARENA\\(range\\): p/le whole=1" "$T/out.txt"
 	check "arena-range: summary line" grep -qx \
-		"leakscan: pid $TPID: outside-arena: whole=0 pieces=0 pem=0 der=0; arena regions=1 readable=1" "$T/out.txt"
+		"leakscan: pid $TPID: outside-arena: whole=0 pieces=0 pem=0 der=0 tls=0 tlskeys=0 secrets=0; arena regions=1 readable=1" "$T/out.txt"
 	stop_target
 }
 
@@ -389,7 +400,7 @@ expect_error() { # expect_error NAME STDERR-PATTERN ARGS...
 	shift 2
 	"$LS" "$@" >"$T/err.out" 2>"$T/err.err"
 	rc=$?
-	if [ "$rc" = 2 ] && grep -q "$pat" "$T/err.err"; then
+	if [ "$rc" = 2 ] && grep -q -e "$pat" "$T/err.err"; then
 		ok "$name"
 	else
 		not_ok "$name" "exit $rc, stderr: $(head -c 200 "$T/err.err")"
@@ -427,6 +438,19 @@ test_secretmem
 test_straddle
 test_speed
 test_errors
+test_keylog_parse
+test_keylog_kat
+test_keylog_errors
+test_secret_errors
+test_cli
+test_tls_recipe
+test_tls_arena
+test_key_and_secrets
+test_file_secrets
+test_live_tls12
+test_live_tls13 TLS_AES_128_GCM_SHA256 key16
+test_live_tls13 TLS_AES_256_GCM_SHA384 key32
+test_live_tls13 TLS_CHACHA20_POLY1305_SHA256 key32
 
 echo "1..$n"
 cat "$RESULTS"
