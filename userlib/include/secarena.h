@@ -100,6 +100,11 @@ void *secarena_realloc(void *ptr, size_t size);
 
 /* 1 if ptr lies in the data area of an arena in service, else 0. */
 int secarena_allocated(const void *ptr);
+/*
+ * 1 if ptr is secarena's to free: in any arena, in service or inherited
+ * but not mapped (a FORK_NONE child's), or a counted fallback block.
+ */
+int secarena_owns(const void *ptr);
 /* Usable bytes of the block ptr starts (aborts on a pointer secarena does not own). */
 size_t secarena_actual_size(const void *ptr);
 /* Same as stats.in_use. */

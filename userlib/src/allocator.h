@@ -15,6 +15,7 @@
 struct arena;
 
 struct allocator {
+	/* Read on every call, written only by init, done and growth. */
 	int initialized;		/* atomic: set last by init, cleared first by done */
 	unsigned int flags;
 	enum fork_policy fork_policy;
@@ -32,12 +33,16 @@ struct allocator {
 	struct arena *arena[ARENA_SLOTS];
 	size_t narenas;
 	size_t live_arenas;
-	pthread_mutex_t grow_lock;	/* init, done, growth */
 	uint64_t generation;		/* changes at init and done: stale thread caches reset */
 	unsigned int cache_max_order;	/* largest order a thread cache holds; 0: none */
 	int policy;			/* enum secarena_policy, atomic */
-	/* Counters, atomic. */
-	size_t failures;
+	/*
+	 * Written by any thread: on cache lines of their own, or every call on
+	 * another CPU would miss the fields above.
+	 */
+	pthread_mutex_t grow_lock __attribute__((aligned(64)));	/* init, done, growth */
+	/* Counters, atomic; every refill and flush of a thread cache moves them. */
+	size_t failures __attribute__((aligned(64)));
 	size_t arena_held;		/* bytes out of the buddies */
 	size_t peak;
 	long long used_unowned;		/* in_use not carried by a thread cache */
@@ -54,8 +59,7 @@ static inline int allocator_ready(void)
 void allocator_count_held(ptrdiff_t delta);
 void allocator_count_failure(void);
 
-/* arena_set.c: the arenas in service. */
-struct arena *arena_of(const void *p);
+/* arena_set.c: the arenas in service (arena_of() is in arena.h). */
 /* Up to want blocks of one order from one arena (growing if all are full). */
 struct arena *arenas_take(unsigned int order, void **out, size_t want, size_t *got,
 			  size_t *home, int state);

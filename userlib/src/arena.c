@@ -8,6 +8,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "guarded_mapping.h"
+#include "misuse.h"
 #include "wipe.h"
 
 static uint64_t random_key(const void *salt)
@@ -89,13 +90,24 @@ size_t arena_take(struct arena *a, unsigned int order, void **out, size_t want,
 	return n;
 }
 
+void arena_cached_twice(const void *p)
+{
+	misuse_abort("double free of %p found in a thread cache "
+		     "(two threads freed it at the same time)", p);
+}
+
 void arena_give_back(struct arena *a, void *const *blocks, size_t n, unsigned int order)
 {
 	size_t i;
 
 	pthread_mutex_lock(&a->lock);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		/* Or the buddy would take one block twice. */
+		if (buddy_entry(&a->buddy, buddy_granule(&a->buddy, blocks[i])) !=
+		    MAP_ENTRY(BLOCK_CACHED, order))
+			arena_cached_twice(blocks[i]);
 		buddy_free(&a->buddy, blocks[i], order);
+	}
 	pthread_mutex_unlock(&a->lock);
 	allocator_count_held(-(ptrdiff_t)(n << order));
 }

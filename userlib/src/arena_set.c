@@ -11,20 +11,6 @@
 #include "arena.h"
 #include "secarena.h"
 
-struct arena *arena_of(const void *p)
-{
-	size_t n = __atomic_load_n(&allocator.narenas, __ATOMIC_ACQUIRE);
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		struct arena *a = allocator.arena[i];
-
-		if (arena_contains(a, p))
-			return a;
-	}
-	return NULL;
-}
-
 /* Called with grow_lock held. 0 or an errno value. */
 static int arena_append(const struct backend_ops *ops)
 {

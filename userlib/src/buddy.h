@@ -21,12 +21,14 @@ enum block_state {
 #define MAP_ORDER(e)		((unsigned)(e) & 63u)
 
 struct buddy {
+	/* Set once; every free() reads them, without the lock. */
 	unsigned char *base;		/* the data area */
 	size_t size;			/* 1 << max_order */
 	unsigned int min_order, max_order;
 	unsigned char *block_map;	/* size >> min_order entries, out of band */
 	uint64_t link_key;		/* free-list links are stored XORed with it */
-	uint64_t nonempty;		/* bit k: free list of order k is not empty */
+	/* Under the lock, on lines of their own (no false sharing with the above). */
+	uint64_t nonempty __attribute__((aligned(64))); /* bit k: list of order k not empty */
 	size_t free_head[BUDDY_ORDERS];	/* offset + 1 of the first free block; 0: empty */
 	size_t bytes_out;		/* bytes in blocks that are not free */
 };
@@ -83,9 +85,10 @@ static inline unsigned char buddy_entry_of(const struct buddy *b, const void *p,
 	size_t off = (size_t)((const unsigned char *)p - b->base);
 	unsigned char e;
 
-	if (__builtin_expect(off >= b->size || (off & (((size_t)1 << b->min_order) - 1)), 0))
+	if (__builtin_expect(off >= b->size, 0))
 		buddy_bad_pointer(b, p, what);
 	e = buddy_entry(b, off >> b->min_order);
+	/* No order is below min_order: this also rejects p off a granule boundary. */
 	if (__builtin_expect(e == 0 || (off & (((size_t)1 << MAP_ORDER(e)) - 1)), 0))
 		buddy_bad_pointer(b, p, what);
 	return e;

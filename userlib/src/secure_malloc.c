@@ -8,6 +8,7 @@
 #include <malloc.h>
 
 #include "allocator.h"
+#include "arena.h"
 #include "fallback_heap.h"
 #include "secarena.h"
 #include "secure_malloc.h"

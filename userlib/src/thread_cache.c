@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "misuse.h"
 #include "secarena.h"
 #include "thread_cache.h"
 
@@ -65,6 +66,10 @@ static void cache_reset(struct thread_cache *tc)
 	}
 	__atomic_store_n(&tc->used, 0, __ATOMIC_RELAXED);
 	tc->home = 0;
+	tc->min_order = allocator.min_order;
+	tc->nbins = allocator.cache_max_order ?
+		    allocator.cache_max_order - allocator.min_order + 1 : 0;
+	tc->max_size = tc->nbins ? (size_t)1 << allocator.cache_max_order : 0;
 }
 
 /* Blocks [from, from + n) of a bin back to their arenas, a run per arena. */
@@ -75,10 +80,12 @@ static void bin_give_back(struct cache_bin *bin, unsigned int from, unsigned int
 	unsigned int i = from, end = from + n;
 
 	while (i < end) {
-		struct arena *a = bin->slot[i].arena;
+		struct arena *a = arena_of(bin->slot[i].p);
 		size_t k = 0;
 
-		while (i < end && bin->slot[i].arena == a)
+		if (!a)
+			misuse_abort("thread cache corrupted: %p is in no arena", bin->slot[i].p);
+		while (i < end && arena_contains(a, bin->slot[i].p))
 			run[k++] = bin->slot[i++].p;
 		if (a->life == ARENA_LIVE)
 			arena_give_back(a, run, k, order);
@@ -175,8 +182,10 @@ int thread_cache_refill(struct thread_cache *tc, struct cache_bin *bin, unsigned
 		return 0;
 	/* Reversed, so that the lowest address is handed out first. */
 	for (i = 0; i < got; i++) {
-		bin->slot[i].p = blocks[got - 1 - i];
-		bin->slot[i].arena = a;
+		void *p = blocks[got - 1 - i];
+
+		bin->slot[i].p = p;
+		bin->slot[i].entry = &a->buddy.block_map[buddy_granule(&a->buddy, p)];
 	}
 	bin->count = (unsigned int)got;
 	return 1;
@@ -230,24 +239,31 @@ void thread_cache_fork_child(void)
 	unsigned int i;
 
 	for (; tc; tc = next) {
+		int mine = tc == thread_cache_current;
+
 		next = tc->next;
 		if (tc->generation != gen)
 			continue;
-		if (tc != thread_cache_current) {
+		for (i = 0; i < CACHE_BINS; i++) {
+			struct cache_bin *bin = &tc->bin[i];
+			unsigned char cached = MAP_ENTRY(BLOCK_CACHED, tc->min_order + i);
+			unsigned int j, k = 0;
+
+			/*
+			 * Another thread may have been half-way through a pop:
+			 * a block its map byte no longer calls cached stays out.
+			 */
+			for (j = 0; j < bin->count; j++)
+				if (arena_of(bin->slot[j].p)->life == ARENA_LIVE &&
+				    (mine || *bin->slot[j].entry == cached))
+					bin->slot[k++] = bin->slot[j];
+			bin->count = k;
+		}
+		if (!mine) {
 			thread_cache_flush_all(tc);
 			allocator.used_unowned += tc->used;
 			registry_remove(tc);
 			free(tc);
-			continue;
-		}
-		for (i = 0; i < CACHE_BINS; i++) {
-			struct cache_bin *bin = &tc->bin[i];
-			unsigned int j, k = 0;
-
-			for (j = 0; j < bin->count; j++)
-				if (bin->slot[j].arena->life == ARENA_LIVE)
-					bin->slot[k++] = bin->slot[j];
-			bin->count = k;
 		}
 	}
 }

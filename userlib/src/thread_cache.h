@@ -14,6 +14,12 @@
  * else writes the map byte of a block that a thread holds: the buddy writes
  * only entries of free blocks, under the lock.
  *
+ * A slot keeps the block's address and the address of its map byte, so that
+ * a pop reads nothing of the arena. The fast paths (thread_cache_peek(), a bin
+ * with room or a block, an order the cache holds) are inline in
+ * secarena_malloc() and secarena_free(); everything else goes through the
+ * slow paths in api.c.
+ *
  * Every cache is on a registry so that used() can add up the per-thread
  * in-use counters, done() can empty them all, and a fork child can give back
  * what the threads that did not follow it into the child had cached.
@@ -33,7 +39,7 @@
 
 struct cached_block {
 	void *p;
-	struct arena *arena;
+	unsigned char *entry;		/* its byte in its arena's block map */
 };
 
 struct cache_bin {
@@ -43,9 +49,13 @@ struct cache_bin {
 };
 
 struct thread_cache {
+	/* What the fast paths read, copied from allocator at attach. */
 	uint64_t generation;		/* allocator.generation it was set up for */
-	size_t home;			/* arena index to refill from */
+	unsigned int min_order;		/* the order of bin[0] */
+	unsigned int nbins;		/* bins in use: orders min_order .. + nbins - 1 */
+	size_t max_size;		/* the largest block a bin holds; 0: none */
 	long long used;			/* in_use change by this thread; atomic, one writer */
+	size_t home;			/* arena index to refill from */
 	struct thread_cache *next, *prev; /* registry */
 	struct cache_bin bin[CACHE_BINS];
 };
@@ -55,15 +65,28 @@ extern __thread struct thread_cache *thread_cache_current
 
 struct thread_cache *thread_cache_attach(void);
 
-/* The calling thread's cache, set up for this init; NULL if none could be made. */
-static inline struct thread_cache *thread_cache_get(void)
+/*
+ * The calling thread's cache if it is set up for this init, else NULL: no
+ * call, for the fast paths. done() zeroes the generation of every cache and
+ * init and done both move allocator.generation on, so a match also means
+ * that the allocator is ready.
+ */
+static inline struct thread_cache *thread_cache_peek(void)
 {
 	struct thread_cache *tc = thread_cache_current;
 
 	if (__builtin_expect(tc != NULL && tc->generation ==
 			     __atomic_load_n(&allocator.generation, __ATOMIC_RELAXED), 1))
 		return tc;
-	return thread_cache_attach();
+	return NULL;
+}
+
+/* The calling thread's cache, set up for this init; NULL if none could be made. */
+static inline struct thread_cache *thread_cache_get(void)
+{
+	struct thread_cache *tc = thread_cache_peek();
+
+	return tc ? tc : thread_cache_attach();
 }
 
 static inline void thread_cache_count_used(struct thread_cache *tc, long long delta)
@@ -75,11 +98,24 @@ static inline void thread_cache_count_used(struct thread_cache *tc, long long de
 		__atomic_add_fetch(&allocator.used_unowned, delta, __ATOMIC_RELAXED);
 }
 
+/* The bin of the order, or NULL if no bin holds it. */
 static inline struct cache_bin *thread_cache_bin(struct thread_cache *tc, unsigned int order)
 {
-	if (order > allocator.cache_max_order)
-		return NULL;
-	return &tc->bin[order - allocator.min_order];
+	unsigned int i = order - tc->min_order;	/* below min_order: huge, no bin */
+
+	return __builtin_expect(i < tc->nbins, 1) ? &tc->bin[i] : NULL;
+}
+
+/*
+ * The order of the block that serves a request of size bytes, 0 < size <=
+ * max_size: ORing in min_size - 1 rounds a small request up to the
+ * minimum block without a branch.
+ */
+static inline unsigned int thread_cache_order(const struct thread_cache *tc, size_t size)
+{
+	size_t n = (size - 1) | (((size_t)1 << tc->min_order) - 1);
+
+	return (unsigned int)(64 - __builtin_clzll((unsigned long long)n));
 }
 
 /* Refill an empty bin from the arenas; 0 if they have no block of the order. */
@@ -87,32 +123,50 @@ int thread_cache_refill(struct thread_cache *tc, struct cache_bin *bin, unsigned
 /* Give the older half of a full bin back to the arenas. */
 void thread_cache_flush_half(struct cache_bin *bin, unsigned int order);
 
-/* A block of the order: popped, or refilled from the arenas. NULL if none. */
-static inline void *thread_cache_alloc(struct thread_cache *tc, struct cache_bin *bin,
-				       unsigned int order)
+/*
+ * Pop a block of a non-empty bin and mark it held by the caller. Its map
+ * byte says cached, unless two threads freed the block at the very same
+ * time (each with a plain store, see cache_block() in api.c) and the other
+ * cache has handed it out or given it back already: then it must not be
+ * handed out again. The load is of the byte about to be stored, so it costs
+ * no extra cache miss.
+ */
+static inline void *thread_cache_pop(struct thread_cache *tc, struct cache_bin *bin,
+				     unsigned int order)
 {
-	struct cached_block *c;
+	struct cached_block *c = &bin->slot[--bin->count];
 
-	if (__builtin_expect(bin->count == 0, 0) && !thread_cache_refill(tc, bin, order))
-		return NULL;
-	c = &bin->slot[--bin->count];
-	buddy_set_entry(&c->arena->buddy, buddy_granule(&c->arena->buddy, c->p),
-			MAP_ENTRY(BLOCK_USED, order));
+	if (__builtin_expect(__atomic_load_n(c->entry, __ATOMIC_RELAXED) !=
+			     MAP_ENTRY(BLOCK_CACHED, order), 0))
+		arena_cached_twice(c->p);
+	__atomic_store_n(c->entry, MAP_ENTRY(BLOCK_USED, order), __ATOMIC_RELAXED);
 	thread_cache_count_used(tc, (long long)1 << order);
 	return c->p;
 }
 
+/* A block of the order: popped, or refilled from the arenas. NULL if none. */
+static inline void *thread_cache_alloc(struct thread_cache *tc, struct cache_bin *bin,
+				       unsigned int order)
+{
+	if (__builtin_expect(bin->count == 0, 0) && !thread_cache_refill(tc, bin, order))
+		return NULL;
+	return thread_cache_pop(tc, bin, order);
+}
+
 /* Take a wiped block marked BLOCK_CACHED; flushes half the bin if full. */
 static inline void thread_cache_put(struct thread_cache *tc, struct cache_bin *bin,
-				    struct arena *a, void *p, unsigned int order)
+				    void *p, unsigned char *entry, unsigned int order)
 {
+	struct cached_block *c;
+
 	if (__builtin_expect(bin->count == bin->limit, 0))
 		thread_cache_flush_half(bin, order);
-	bin->slot[bin->count].p = p;
-	bin->slot[bin->count].arena = a;
-	bin->count++;
+	c = &bin->slot[bin->count++];
+	c->p = p;
+	c->entry = entry;
 	thread_cache_count_used(tc, -((long long)1 << order));
 }
+
 /* Give every cached block back to its arena; 1 if there was any. */
 int thread_cache_flush_all(struct thread_cache *tc);
 

@@ -452,6 +452,7 @@ TEST(api, heap_fallback_flag_sets_policy)
 	CHECK_EQ(secarena_get_policy(), SECARENA_POLICY_HEAP_FALLBACK);
 	p = secarena_malloc(1 << 20);		/* larger than any arena */
 	CHECK(p != NULL && !secarena_allocated(p));
+	CHECK_EQ(secarena_owns(p), 1);		/* a counted fallback block */
 	CHECK_EQ(secarena_stats(&st2), 0);
 	CHECK_EQ(st2.fallbacks, st.fallbacks + 1);
 	secarena_clear_free(p, 1 << 20);
@@ -473,6 +474,10 @@ TEST(api, allocated_says_which_pointers_are_ours)
 	CHECK_EQ(secarena_allocated(heap), 0);
 	CHECK_EQ(secarena_allocated(&stack), 0);
 	CHECK_EQ(secarena_allocated(NULL), 0);
+	CHECK_EQ(secarena_owns(p), 1);
+	CHECK_EQ(secarena_owns(heap), 0);
+	CHECK_EQ(secarena_owns(&stack), 0);
+	CHECK_EQ(secarena_owns(NULL), 0);
 	secarena_free(p);
 	free(heap);
 	return 0;

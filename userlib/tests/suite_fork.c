@@ -22,7 +22,7 @@
 #include "thread_cache.h"
 
 struct child_report {
-	int a_mapped, a_content_ok, a_allocated;
+	int a_mapped, a_content_ok, a_allocated, a_owned;
 	int c_ok, c_zero, c_in_old_arena;
 	int used_ok, held_ok, locked_ok, done_ok;
 	size_t used_before, used_after;
@@ -101,6 +101,7 @@ static void child_side(unsigned int policy, char *a, struct arena *old, int fd)
 	r.used_before = secarena_used();
 	r.a_mapped = page_mapped(a);
 	r.a_allocated = secarena_allocated(a);
+	r.a_owned = secarena_owns(a);
 	if (r.a_mapped) {
 		r.a_content_ok = strcmp(a, "parent-secret") == 0;
 		strcpy(a, "child-wrote");
@@ -177,6 +178,8 @@ static int fork_under(unsigned int policy)
 	CHECK(r.c_ok && r.c_zero);
 	CHECK(r.locked_ok);
 	CHECK(r.done_ok);
+	/* Inherited blocks are the allocator's to free under every policy. */
+	CHECK_EQ(r.a_owned, 1);
 	switch (policy) {
 	case SECARENA_F_FORK_PRIVATE:
 		/* Own copy: sees the data, its writes stay its own. */
