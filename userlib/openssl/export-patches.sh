@@ -23,7 +23,7 @@ out=$here/patches/$name.patch
 	echo "Subject: [PATCH] $(head -n 1 "$hdr")"
 	tail -n +2 "$hdr"
 	echo "---"
-	git -C "$src" diff --stat=72 "$base" -- "$@" | sed 's/^/ /'
+	git -C "$src" diff --stat=72 "$base" -- "$@"
 	echo
 	git -C "$src" diff "$base" -- "$@"
 } >"$out"

@@ -5,7 +5,9 @@
 #
 # Live servers after real handshakes, read from outside by tools/leakscan.
 # For each server (s_server: openssl s_server; nginx: Debian's nginx, master
-# and two workers), key and TLS version (1.2, 1.3), and each configuration:
+# and two workers; key_holder: tests/key_holder.c, which loads the key and
+# uses it once, for the keys no server certificate carries), key and TLS
+# version (1.2, 1.3; none for key_holder), and each configuration:
 #   stock           Debian's libssl/libcrypto, no secure heap (what nginx runs)
 #   stock-secheap   the same with OpenSSL's own secure heap switched on
 #                   (tests/stock_secure_heap.so, LD_PRELOAD); its mapping is
@@ -14,13 +16,23 @@
 #   secarena        the patched build (LD_LIBRARY_PATH) with OPENSSL_SECARENA
 #                   on BACKEND (device in the VM, memfd_secret on a host)
 # it starts the server, makes 10 requests (curl for nginx, s_client for
-# s_server), scans every server process and writes one row per process to
-# OUT/leaks.tsv.  TAP on stdout, plan last:
+# s_server) whose clients write the TLS secrets to a key log (SSLKEYLOGFILE,
+# -keylogfile), scans every server process for the key and for those secrets
+# (leakscan --keylog: TLS 1.2 master secrets, TLS 1.3 handshake, traffic and
+# exporter secrets, and the record keys derived from them) and writes one
+# row per process to OUT/leaks.tsv.  It then holds one connection open (an
+# idle s_client) and scans again, so that a live connection's secrets and
+# record keys are looked for while they are in use.  TAP on stdout, plan
+# last:
 #   secarena: 0 hits outside the arena in every process, exactly one arena
 #             region per process, and it is not readable (exact counts);
 #   stock:    at least one whole private component found (the positive
-#             control: the scanner sees keys when they are there);
+#             control: the scanner sees keys when they are there), and with
+#             a connection open at least one TLS secret hit;
 #   stock-secheap: its hits are reported, not asserted (they are OpenSSL's).
+# DSA keys have no TLS 1.3 signature scheme and current clients do not offer
+# DSA for TLS 1.2 by default: they are scanned in key_holder only, with DH,
+# X25519 and X448.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
 set -uo pipefail
 
@@ -29,11 +41,12 @@ top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: live-scan.sh OUT BACKEND CONFIGS [SERVERS] [KEYS]}
 backend=${2:?backend}
 configs=${3:-stock,stock-secheap,secarena}
-servers=${4:-s_server,nginx}
-keys=${5:-rsa2048,rsa3072,rsa4096,p256,p384,ed25519}
+servers=${4:-s_server,nginx,key_holder}
+keys=${5:-rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448,dsa2048,dh2048,x25519,x448}
 install=${OPENSSL_INSTALL:-$top/build/openssl/install}
 leakscan=$top/tools/leakscan/build/leakscan
 shim=$top/userlib/openssl/build/stock_secure_heap.so
+holder=$top/userlib/openssl/build/key_holder
 port=${LIVE_SCAN_PORT:-18443}
 requests=${LIVE_SCAN_REQUESTS:-10}
 
@@ -45,25 +58,37 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 finish() { echo "1..$n"; exit 0; }
 
 mkdir -p "$out/keys" "$out/nginx/tmp" "$out/logs"
-for f in "$leakscan" "$shim" "$install/lib/libcrypto.so.3"; do
+for f in "$leakscan" "$shim" "$holder" "$install/lib/libcrypto.so.3"; do
 	[ -e "$f" ] || { tap not-ok "live scan prerequisites" "missing $f"; finish; }
 done
 command -v nginx >/dev/null || { tap not-ok "live scan prerequisites" "no nginx"; finish; }
-printf 'server\tconfig\tkey\ttls\tprocess\twhole\tpieces\tpem\tder\tarena_regions\treadable\n' \
+printf 'server\tconfig\tkey\ttls\tprocess\twhole\tpieces\tpem\tder\tarena_regions\treadable\ttls_secrets\ttls_keys\n' \
 	>"$out/leaks.tsv"
 
-genkey() { # genkey NAME: key and self-signed certificate, system openssl
-	local name=$1 args
-	[ -s "$out/keys/$name.key" ] && return 0
+genkey() { # genkey NAME: key (and, for TLS, a self-signed certificate), system openssl
+	local name=$1 k=$out/keys/$1 args
+	[ -s "$k.key" ] && return 0
 	case $name in
-	rsa*) args=(-newkey "rsa:${name#rsa}") ;;
-	p256) args=(-newkey ec -pkeyopt ec_paramgen_curve:P-256) ;;
-	p384) args=(-newkey ec -pkeyopt ec_paramgen_curve:P-384) ;;
-	ed25519) args=(-newkey ed25519) ;;
+	rsa3p*) args=(-algorithm RSA -pkeyopt "rsa_keygen_bits:${name#rsa3p}" -pkeyopt rsa_keygen_primes:3) ;;
+	rsa*) args=(-algorithm RSA -pkeyopt "rsa_keygen_bits:${name#rsa}") ;;
+	p256) args=(-algorithm EC -pkeyopt ec_paramgen_curve:P-256) ;;
+	p384) args=(-algorithm EC -pkeyopt ec_paramgen_curve:P-384) ;;
+	ed25519 | ed448 | x25519 | x448) args=(-algorithm "$name") ;;
+	dh2048) args=(-algorithm DH -pkeyopt group:ffdhe2048) ;;
+	dsa2048)
+		openssl genpkey -genparam -algorithm DSA -pkeyopt dsa_paramgen_bits:2048 \
+			-out "$k.param" 2>/dev/null || return 1
+		args=(-paramfile "$k.param") ;;
 	*) return 1 ;;
 	esac
-	openssl req -x509 "${args[@]}" -nodes -keyout "$out/keys/$name.key" \
-		-out "$out/keys/$name.crt" -subj /CN=localhost -days 30 2>/dev/null
+	openssl genpkey "${args[@]}" -out "$k.key" 2>/dev/null || return 1
+	tls_key "$name" || return 0
+	openssl req -x509 -key "$k.key" -out "$k.crt" -subj /CN=localhost -days 30 2>/dev/null
+}
+
+# 0 if NAME can be a TLS server's certificate key here.
+tls_key() {
+	case $1 in dh* | x25519 | x448 | dsa*) return 1 ;; esac
 }
 
 # The environment of each configuration, as an env(1) argument list.
@@ -85,11 +110,24 @@ wait_port() {
 }
 
 start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
-	local server=$1 config=$2 key=$3 tls=$4 k=$out/keys/$3 bin=openssl
+	local server=$1 config=$2 key=$3 tls=$4 k=$out/keys/$3 bin=openssl i
 	pids=""
 	rm -f "$out/secheap.range"
 	[ "$config" = secarena ] && bin=$install/bin/openssl
-	if [ "$server" = s_server ]; then
+	if [ "$server" = key_holder ]; then
+		local log=$out/logs/$server-$config-$key.log
+		# shellcheck disable=SC2046
+		env $(config_env "$config") "$holder" "$k.key" >"$log" 2>&1 &
+		srv=$!
+		for i in $(seq 100); do
+			grep -q '^ready' "$log" && break
+			kill -0 "$srv" 2>/dev/null || return 1
+			sleep 0.1
+		done
+		grep -q '^ready' "$log" || return 1
+		pids=$srv
+		return 0
+	elif [ "$server" = s_server ]; then
 		# shellcheck disable=SC2046
 		env $(config_env "$config") "$bin" s_server -quiet -www -accept "$port" \
 			-key "$k.key" -cert "$k.crt" "-tls${tls/./_}" \
@@ -121,85 +159,156 @@ stop_server() {
 	true
 }
 
-requests() { # requests SERVER TLS: 0 if every request succeeded
-	local server=$1 tls=$2 i ok=0
+requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
+	local server=$1 tls=$2 keylog=$3 i ok=0
+	rm -f "$keylog"
+	[ "$server" = key_holder ] && return 0
 	for i in $(seq "$requests"); do
 		if [ "$server" = nginx ]; then
-			curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" "https://127.0.0.1:$port/" |
-				grep -q '^secarena live scan$' && ok=$((ok + 1))
+			SSLKEYLOGFILE=$keylog curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" \
+				"https://127.0.0.1:$port/" | grep -q '^secarena live scan$' && ok=$((ok + 1))
 		else
 			printf 'GET / HTTP/1.0\r\n\r\n' |
 				timeout 20 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
-					-quiet 2>/dev/null | grep -q 'HTTP/1.0 200' && ok=$((ok + 1))
+					-keylogfile "$keylog" -quiet 2>/dev/null |
+				grep -q 'HTTP/1.0 200' && ok=$((ok + 1))
 		fi
 	done
-	[ "$ok" = "$requests" ]
+	[ "$ok" = "$requests" ] && grep -qv '^#' "$keylog"
+}
+
+# A connection held open for the duration of a scan: its client's pid in
+# $held, its secrets in KEYLOG once the handshake is done.
+hold_connection() { # hold_connection TLS KEYLOG
+	local tls=$1 keylog=$2 i n
+	rm -f "$keylog"
+	# No request: s_server answers one and closes; this one stays idle
+	# (-quiet ignores the end of its input).
+	timeout 40 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
+		-keylogfile "$keylog" -quiet </dev/null >/dev/null 2>&1 &
+	held=$!
+	for i in $(seq 100); do
+		n=$(grep -vcs '^#' "$keylog")
+		[ "${n:-0}" -ge "$([ "$tls" = 1.2 ] && echo 1 || echo 5)" ] && { sleep 0.3; return 0; }
+		sleep 0.1
+	done
+	return 1
 }
 
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
+# scan_pids SERVER CONFIG KEY TLS KEYLOG PHASE: every process in $pids, one
+# row each in leaks.tsv; sets total_whole, total_tls and bad.
+scan_pids() {
+	local server=$1 config=$2 key=$3 tls=$4 keylog=$5 phase=$6 p role line w pc pem der ar rd ts tk
+	local range kl
+	total_whole=0 total_tls=0 bad=""
+	for p in $pids; do
+		role=$(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/ *$//')
+		case $role in
+		"nginx: master"*) role=master ;;
+		"nginx: worker"*) role=worker-$p ;;
+		*) role=$server ;;
+		esac
+		# OpenSSL's secure heap, where the shim says it is: its
+		# hits count apart (it is readable, which the table shows).
+		range=()
+		[ "$config" = stock-secheap ] && [ -s "$out/secheap.range" ] &&
+			range=(--arena-range "$(head -n 1 "$out/secheap.range")")
+		kl=()
+		grep -qsv '^#' "$keylog" && kl=(--keylog "$keylog")
+		"$leakscan" "${range[@]}" "${kl[@]}" "$out/keys/$key.key" "$p" >"$out/logs/scan-$p.txt" 2>&1
+		line=$(grep -E "^leakscan: pid $p: outside-arena:" "$out/logs/scan-$p.txt")
+		if [ -z "$line" ]; then
+			bad="$bad $role:scan-failed"
+			continue
+		fi
+		w=$(echo "$line" | field whole) pc=$(echo "$line" | field pieces)
+		pem=$(echo "$line" | field pem) der=$(echo "$line" | field der)
+		ts=$(echo "$line" | field tls) tk=$(echo "$line" | field tlskeys)
+		ar=$(echo "$line" | field regions) rd=$(echo "$line" | field readable)
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server$phase" "$config" \
+			"$key" "$tls" "$role" "$w" "$pc" "$pem" "$der" "$ar" "$rd" "$ts" "$tk" >>"$out/leaks.tsv"
+		total_whole=$((total_whole + w))
+		total_tls=$((total_tls + ts))
+		if [ "$config" = secarena ]; then
+			[ "$((w + pc + pem + der + ts + tk))" = 0 ] ||
+				bad="$bad $role:hits=$((w + pc + pem + der)),tls=$ts,tlskeys=$tk"
+			[ "$ar" = 1 ] || bad="$bad $role:arena-regions=$ar"
+			[ "$rd" = 0 ] || bad="$bad $role:arena-readable=$rd"
+		fi
+	done
+}
+
+# report NAME CONFIG PHASE: one TAP line from scan_pids' totals.  The stock
+# positive control asks for TLS secrets only while a connection is open:
+# after it closed, what is left of them depends on the server (nginx frees
+# a TLS 1.2 session it does not cache with its master key cleansed).
+report() {
+	local name=$1 config=$2 phase=$3
+	case $config in
+	secarena)
+		[ -z "$bad" ] && tap ok "$name: 0 hits outside the arena, arena unreadable" ||
+			tap not-ok "$name: 0 hits outside the arena, arena unreadable" "$bad" ;;
+	stock)
+		if [ "$phase" != open ]; then
+			[ "$total_whole" -gt 0 ] && [ -z "$bad" ] &&
+				tap ok "$name: positive control, stock keeps whole copies ($total_whole; TLS secret hits $total_tls)" ||
+				tap not-ok "$name: positive control, stock keeps whole copies" \
+					"whole=$total_whole$bad"
+		else
+			[ "$total_whole" -gt 0 ] && [ "$total_tls" -gt 0 ] && [ -z "$bad" ] &&
+				tap ok "$name: positive control, stock keeps whole copies ($total_whole) and TLS secrets ($total_tls hits)" ||
+				tap not-ok "$name: positive control, stock keeps whole copies and TLS secrets" \
+					"whole=$total_whole tls=$total_tls$bad"
+		fi ;;
+	stock-secheap)
+		[ -z "$bad" ] && tap ok "$name: scanned ($total_whole whole copies, $total_tls TLS secret hits)" ||
+			tap not-ok "$name: scanned" "$bad" ;;
+	esac
+}
+
 for key in ${keys//,/ }; do
 	genkey "$key" || { tap not-ok "key $key generated"; continue; }
 	for server in ${servers//,/ }; do
-		for tls in 1.2 1.3; do
+		if [ "$server" = key_holder ]; then
+			tls_key "$key" && continue
+			versions=-
+		else
+			tls_key "$key" || continue
+			versions="1.2 1.3"
+		fi
+		for tls in $versions; do
 			for config in ${configs//,/ }; do
-				name="$server $config $key TLS$tls"
+				name="$server $config $key"
+				[ "$tls" = - ] || name="$name TLS$tls"
+				keylog=$out/keylog-$server-$config-$key-$tls.txt
 				if ! start_server "$server" "$config" "$key" "$tls"; then
 					tap not-ok "$name: server started" \
-						"$(tail -n 3 "$out/logs/$server-$config-$key-$tls.log" | tr '\n' ' ')"
+						"$(tail -n 3 "$out/logs/$server-$config-$key"*.log | tr '\n' ' ')"
 					stop_server
 					continue
 				fi
-				if ! requests "$server" "$tls"; then
-					tap not-ok "$name: $requests requests answered"
+				if ! requests "$server" "$tls" "$keylog"; then
+					tap not-ok "$name: $requests requests answered, secrets logged"
 					stop_server
 					continue
 				fi
-				total_whole=0 bad=""
-				for p in $pids; do
-					role=$(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/ *$//')
-					case $role in
-					"nginx: master"*) role=master ;;
-					"nginx: worker"*) role=worker-$p ;;
-					*) role=s_server ;;
-					esac
-					# OpenSSL's secure heap, where the shim says it is: its
-					# hits count apart (it is readable, which the table shows).
-					range=()
-					[ "$config" = stock-secheap ] && [ -s "$out/secheap.range" ] &&
-						range=(--arena-range "$(head -n 1 "$out/secheap.range")")
-					"$leakscan" "${range[@]}" "$out/keys/$key.key" "$p" >"$out/logs/scan-$p.txt" 2>&1
-					line=$(grep -E "^leakscan: pid $p: outside-arena:" "$out/logs/scan-$p.txt")
-					if [ -z "$line" ]; then
-						bad="$bad $role:scan-failed"
-						continue
+				scan_pids "$server" "$config" "$key" "$tls" "$keylog" ""
+				report "$name" "$config" closed
+				if [ "$server" != key_holder ]; then
+					# The same server with one connection in use (s_client,
+					# idle), so that its secrets and record keys are live.
+					if hold_connection "$tls" "$keylog.held"; then
+						scan_pids "$server" "$config" "$key" "$tls" "$keylog.held" "+open"
+						report "$name, connection open" "$config" open
+					else
+						tap not-ok "$name: a connection held open"
 					fi
-					w=$(echo "$line" | field whole) pc=$(echo "$line" | field pieces)
-					pem=$(echo "$line" | field pem) der=$(echo "$line" | field der)
-					ar=$(echo "$line" | field regions) rd=$(echo "$line" | field readable)
-					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$config" \
-						"$key" "$tls" "$role" "$w" "$pc" "$pem" "$der" "$ar" "$rd" >>"$out/leaks.tsv"
-					total_whole=$((total_whole + w))
-					if [ "$config" = secarena ]; then
-						[ "$((w + pc + pem + der))" = 0 ] || bad="$bad $role:hits=$((w + pc + pem + der))"
-						[ "$ar" = 1 ] || bad="$bad $role:arena-regions=$ar"
-						[ "$rd" = 0 ] || bad="$bad $role:arena-readable=$rd"
-					fi
-				done
+					kill "$held" 2>/dev/null
+					wait "$held" 2>/dev/null
+				fi
 				stop_server
-				case $config in
-				secarena)
-					[ -z "$bad" ] && tap ok "$name: 0 hits outside the arena, arena unreadable" ||
-						tap not-ok "$name: 0 hits outside the arena, arena unreadable" "$bad" ;;
-				stock)
-					[ "$total_whole" -gt 0 ] && [ -z "$bad" ] &&
-						tap ok "$name: positive control, stock keeps whole copies ($total_whole)" ||
-						tap not-ok "$name: positive control, stock keeps whole copies" \
-							"whole=$total_whole$bad" ;;
-				stock-secheap)
-					[ -z "$bad" ] && tap ok "$name: scanned ($total_whole whole copies)" ||
-						tap not-ok "$name: scanned" "$bad" ;;
-				esac
 			done
 		done
 	done

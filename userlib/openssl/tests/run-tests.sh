@@ -5,7 +5,8 @@
 #  1. build.sh: fetch, patch, build and install OpenSSL 3.0 on libsecarena;
 #     the series also applies to the newest 3.0.x source apt offers.
 #  2. The switches: OPENSSL_SECARENA and openssl.cnf [secarena], probed by an
-#     unmodified program (secure_heap_probe), with their errors.
+#     unmodified program (secure_heap_probe), with their errors; a fork
+#     child that lost its copy of the heap (secure_heap_fork_probe).
 #  3. OpenSSL's own "make test" with the arena on (OPENSSL_SECARENA, the
 #     memfd_secret backend): every test file is one result. test_secmem
 #     switches the heap on itself, so it runs without the variable.
@@ -109,6 +110,16 @@ probe_run "$on" 0 "" "openssl.cnf [secarena]: arena in service" OPENSSL_CONF="$c
 printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nbogus = 1\n' >"$cnf.bad"
 probe_run "init 0" 1 "bad setting" "openssl.cnf [secarena] bad setting: init fails" OPENSSL_CONF="$cnf.bad"
 probe_run "$off" 0 "" "OPENSSL_SECARENA=off wins over openssl.cnf" OPENSSL_CONF="$cnf" OPENSSL_SECARENA=off
+
+# A fork child whose copy of the heap could not be mapped frees what it
+# inherited without reaching free(3) (CRYPTO_secure_free asks secarena_owns).
+want=$(printf 'child allocated 0 actual 64 freed\nparent child-exit 0 allocated 1')
+got=$(env -u OPENSSL_SECARENA -u OPENSSL_CONF SECARENA_BACKEND=memfd_secret LD_LIBRARY_PATH="$inst/lib" \
+	"$ossl/build/secure_heap_fork_probe" 2>"$B/logs/fork-probe.err")
+[ "$got" = "$want" ] &&
+	tap ok "fork child without its copy of the heap frees inherited blocks (no free(3) of them)" ||
+	tap not-ok "fork child without its copy of the heap frees inherited blocks" \
+		"got '$(echo "$got" | tr '\n' '|')', stderr: $(head -c 200 "$B/logs/fork-probe.err")"
 
 # ---- 3. OpenSSL's test suite with the arena on ----
 import_harness() { # import_harness LOG: one result per test file

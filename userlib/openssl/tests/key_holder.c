@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * key_holder KEYFILE: a process that holds a private key the way a server
+ * does, for keys that no TLS server certificate can carry (DH, X25519,
+ * X448) and for any other.  It loads the PEM key through OpenSSL's decoders
+ * (PEM_read_bio_PrivateKey, as nginx does), uses it once (a signature, or
+ * for a key-agreement key a derivation with a fresh peer key of the same
+ * group), prints "ready" and waits for a signal with the key still loaded,
+ * so that tools/leakscan can read it from outside.  Exit 1 with a message
+ * when the key cannot be loaded or used.
+ */
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "key_holder: %s failed\n", what);
+	ERR_print_errors_fp(stderr);
+	return 1;
+}
+
+static int sign_once(EVP_PKEY *pkey)
+{
+	static const unsigned char msg[] = "secarena live scan";
+	unsigned char sig[1024];
+	size_t siglen = sizeof(sig);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	/* Ed25519 and Ed448 take no digest; the others SHA-256. */
+	const char *digest = EVP_PKEY_is_a(pkey, "ED25519") || EVP_PKEY_is_a(pkey, "ED448") ?
+			     NULL : "SHA256";
+	int ok = md != NULL &&
+		 EVP_DigestSignInit_ex(md, NULL, digest, NULL, NULL, pkey, NULL) == 1 &&
+		 EVP_DigestSign(md, sig, &siglen, msg, sizeof(msg) - 1) == 1;
+
+	EVP_MD_CTX_free(md);
+	return ok;
+}
+
+static int derive_once(EVP_PKEY *pkey)
+{
+	unsigned char secret[1024];
+	size_t len = sizeof(secret);
+	EVP_PKEY *peer = NULL;
+	EVP_PKEY_CTX *gen = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+	EVP_PKEY_CTX *dc = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+	int ok = gen != NULL && dc != NULL &&
+		 EVP_PKEY_keygen_init(gen) == 1 && EVP_PKEY_keygen(gen, &peer) == 1 &&
+		 EVP_PKEY_derive_init(dc) == 1 && EVP_PKEY_derive_set_peer(dc, peer) == 1 &&
+		 EVP_PKEY_derive(dc, secret, &len) == 1;
+
+	OPENSSL_cleanse(secret, sizeof(secret));
+	EVP_PKEY_free(peer);
+	EVP_PKEY_CTX_free(gen);
+	EVP_PKEY_CTX_free(dc);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	EVP_PKEY *pkey;
+	BIO *in;
+	int ok;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: key_holder KEYFILE\n");
+		return 2;
+	}
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL))
+		return fail("OPENSSL_init_crypto");
+	in = BIO_new_file(argv[1], "r");
+	if (in == NULL)
+		return fail("opening the key file");
+	pkey = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
+	BIO_free(in);
+	if (pkey == NULL)
+		return fail("PEM_read_bio_PrivateKey");
+	if (EVP_PKEY_is_a(pkey, "DH") || EVP_PKEY_is_a(pkey, "X25519") ||
+	    EVP_PKEY_is_a(pkey, "X448"))
+		ok = derive_once(pkey);
+	else
+		ok = sign_once(pkey);
+	if (!ok)
+		return fail("using the key");
+	printf("ready %s\n", EVP_PKEY_get0_type_name(pkey));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
