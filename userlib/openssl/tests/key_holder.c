@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * key_holder KEYFILE: a process that holds a private key the way a server
- * does, for keys that no TLS server certificate can carry (DH, X25519,
- * X448) and for any other.  It loads the PEM key through OpenSSL's decoders
- * (PEM_read_bio_PrivateKey, as nginx does), uses it once (a signature, or
- * for a key-agreement key a derivation with a fresh peer key of the same
- * group), prints "ready" and waits for a signal with the key still loaded,
- * so that tools/leakscan can read it from outside.  Exit 1 with a message
- * when the key cannot be loaded or used.
+ * key_holder [--legacy-rsa] KEYFILE: a process that holds a private key the
+ * way a server does, for keys that no TLS server certificate can carry (DH,
+ * X25519, X448) and for any other.  It loads the PEM key through OpenSSL's
+ * decoders (PEM_read_bio_PrivateKey, as nginx does), uses it once (a
+ * signature, or for a key-agreement key a derivation with a fresh peer key
+ * of the same group), prints "ready" and waits for a signal with the key
+ * still loaded, so that tools/leakscan can read it from outside.  Exit 1
+ * with a message when the key cannot be loaded or used.
+ *
+ * --legacy-rsa loads an RSA key the way programs written for OpenSSL 1.1
+ * do (PEM_read_bio_RSAPrivateKey, EVP_PKEY_assign_RSA): the first use then
+ * exports the legacy key to the provider, through OSSL_PARAM_get_BN().
  */
+#define OPENSSL_SUPPRESS_DEPRECATED	/* the legacy RSA API, on purpose */
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <string.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -61,23 +68,36 @@ static int derive_once(EVP_PKEY *pkey)
 
 int main(int argc, char **argv)
 {
+	int legacy = argc == 3 && strcmp(argv[1], "--legacy-rsa") == 0;
 	EVP_PKEY *pkey;
 	BIO *in;
 	int ok;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: key_holder KEYFILE\n");
+	if (argc != 2 && !legacy) {
+		fprintf(stderr, "usage: key_holder [--legacy-rsa] KEYFILE\n");
 		return 2;
 	}
 	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL))
 		return fail("OPENSSL_init_crypto");
-	in = BIO_new_file(argv[1], "r");
+	in = BIO_new_file(argv[argc - 1], "r");
 	if (in == NULL)
 		return fail("opening the key file");
-	pkey = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
+	if (legacy) {
+		RSA *rsa = PEM_read_bio_RSAPrivateKey(in, NULL, NULL, NULL);
+
+		pkey = rsa != NULL ? EVP_PKEY_new() : NULL;
+		if (pkey != NULL && EVP_PKEY_assign_RSA(pkey, rsa) != 1) {
+			EVP_PKEY_free(pkey);
+			pkey = NULL;
+		}
+		if (pkey == NULL)
+			RSA_free(rsa);
+	} else {
+		pkey = PEM_read_bio_PrivateKey(in, NULL, NULL, NULL);
+	}
 	BIO_free(in);
 	if (pkey == NULL)
-		return fail("PEM_read_bio_PrivateKey");
+		return fail("reading the key");
 	if (EVP_PKEY_is_a(pkey, "DH") || EVP_PKEY_is_a(pkey, "X25519") ||
 	    EVP_PKEY_is_a(pkey, "X448"))
 		ok = derive_once(pkey);

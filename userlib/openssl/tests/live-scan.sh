@@ -6,7 +6,9 @@
 # Live servers after real handshakes, read from outside by tools/leakscan.
 # For each server (s_server: openssl s_server; nginx: Debian's nginx, master
 # and two workers; key_holder: tests/key_holder.c, which loads the key and
-# uses it once, for the keys no server certificate carries), key and TLS
+# uses it once, for the keys no server certificate carries; legacy_rsa: the
+# same with the RSA-2048 key read through the OpenSSL 1.1 API, so that its
+# first use exports it to the provider), key and TLS
 # version (1.2, 1.3; none for key_holder), and each configuration:
 #   stock           Debian's libssl/libcrypto, no secure heap (what nginx runs)
 #   stock-secheap   the same with OpenSSL's own secure heap switched on
@@ -22,7 +24,9 @@
 # exporter secrets, and the record keys derived from them) and writes one
 # row per process to OUT/leaks.tsv.  It then holds one connection open (an
 # idle s_client) and scans again, so that a live connection's secrets and
-# record keys are looked for while they are in use.  TAP on stdout, plan
+# record keys are looked for while they are in use, and with TLS 1.3 the
+# resumption PSK of the server's last ticket (from the client's saved
+# session, leakscan --secret; counted with the TLS secrets).  TAP on stdout, plan
 # last:
 #   secarena: 0 hits outside the arena in every process, exactly one arena
 #             region per process, and it is not readable (exact counts);
@@ -41,7 +45,7 @@ top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: live-scan.sh OUT BACKEND CONFIGS [SERVERS] [KEYS]}
 backend=${2:?backend}
 configs=${3:-stock,stock-secheap,secarena}
-servers=${4:-s_server,nginx,key_holder}
+servers=${4:-s_server,nginx,key_holder,legacy_rsa}
 keys=${5:-rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448,dsa2048,dh2048,x25519,x448}
 install=${OPENSSL_INSTALL:-$top/build/openssl/install}
 leakscan=$top/tools/leakscan/build/leakscan
@@ -114,10 +118,11 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 	pids=""
 	rm -f "$out/secheap.range"
 	[ "$config" = secarena ] && bin=$install/bin/openssl
-	if [ "$server" = key_holder ]; then
-		local log=$out/logs/$server-$config-$key.log
+	if [ "$server" = key_holder ] || [ "$server" = legacy_rsa ]; then
+		local log=$out/logs/$server-$config-$key.log mode=()
+		[ "$server" = legacy_rsa ] && mode=(--legacy-rsa)
 		# shellcheck disable=SC2046
-		env $(config_env "$config") "$holder" "$k.key" >"$log" 2>&1 &
+		env $(config_env "$config") "$holder" "${mode[@]}" "$k.key" >"$log" 2>&1 &
 		srv=$!
 		for i in $(seq 100); do
 			grep -q '^ready' "$log" && break
@@ -162,7 +167,7 @@ stop_server() {
 requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
 	local server=$1 tls=$2 keylog=$3 i ok=0
 	rm -f "$keylog"
-	[ "$server" = key_holder ] && return 0
+	case $server in key_holder | legacy_rsa) return 0 ;; esac
 	for i in $(seq "$requests"); do
 		if [ "$server" = nginx ]; then
 			SSLKEYLOGFILE=$keylog curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" \
@@ -179,20 +184,31 @@ requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
 
 # A connection held open for the duration of a scan: its client's pid in
 # $held, its secrets in KEYLOG once the handshake is done.
+# The client also saves the session (-sess_out): for TLS 1.3 it carries the
+# resumption PSK of the server's last ticket, which the scan looks for too.
 hold_connection() { # hold_connection TLS KEYLOG
 	local tls=$1 keylog=$2 i n
-	rm -f "$keylog"
+	rm -f "$keylog" "$keylog.sess"
 	# No request: s_server answers one and closes; this one stays idle
 	# (-quiet ignores the end of its input).
 	timeout 40 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
-		-keylogfile "$keylog" -quiet </dev/null >/dev/null 2>&1 &
+		-keylogfile "$keylog" -sess_out "$keylog.sess" -quiet </dev/null >/dev/null 2>&1 &
 	held=$!
 	for i in $(seq 100); do
 		n=$(grep -vcs '^#' "$keylog")
-		[ "${n:-0}" -ge "$([ "$tls" = 1.2 ] && echo 1 || echo 5)" ] && { sleep 0.3; return 0; }
+		[ "${n:-0}" -ge "$([ "$tls" = 1.2 ] && echo 1 || echo 5)" ] && [ -s "$keylog.sess" ] &&
+			{ sleep 0.3; return 0; }
 		sleep 0.1
 	done
 	return 1
+}
+
+# --secret psk=HEX for the resumption PSK in a saved TLS 1.3 session.
+psk_secret() { # psk_secret SESSION_FILE
+	local psk
+	[ -s "$1" ] || return 0
+	psk=$(openssl sess_id -in "$1" -noout -text 2>/dev/null | sed -n 's/^ *Resumption PSK: *//p')
+	[ -n "$psk" ] && echo "--secret psk=$psk"
 }
 
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
@@ -200,7 +216,7 @@ field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 # scan_pids SERVER CONFIG KEY TLS KEYLOG PHASE: every process in $pids, one
 # row each in leaks.tsv; sets total_whole, total_tls and bad.
 scan_pids() {
-	local server=$1 config=$2 key=$3 tls=$4 keylog=$5 phase=$6 p role line w pc pem der ar rd ts tk
+	local server=$1 config=$2 key=$3 tls=$4 keylog=$5 phase=$6 p role line w pc pem der ar rd ts tk sc
 	local range kl
 	total_whole=0 total_tls=0 bad=""
 	for p in $pids; do
@@ -217,6 +233,8 @@ scan_pids() {
 			range=(--arena-range "$(head -n 1 "$out/secheap.range")")
 		kl=()
 		grep -qsv '^#' "$keylog" && kl=(--keylog "$keylog")
+		# shellcheck disable=SC2207
+		kl+=($(psk_secret "$keylog.sess"))
 		"$leakscan" "${range[@]}" "${kl[@]}" "$out/keys/$key.key" "$p" >"$out/logs/scan-$p.txt" 2>&1
 		line=$(grep -E "^leakscan: pid $p: outside-arena:" "$out/logs/scan-$p.txt")
 		if [ -z "$line" ]; then
@@ -226,6 +244,8 @@ scan_pids() {
 		w=$(echo "$line" | field whole) pc=$(echo "$line" | field pieces)
 		pem=$(echo "$line" | field pem) der=$(echo "$line" | field der)
 		ts=$(echo "$line" | field tls) tk=$(echo "$line" | field tlskeys)
+		sc=$(echo "$line" | field secrets)
+		ts=$((ts + sc))	# the resumption PSK counts with the TLS secrets
 		ar=$(echo "$line" | field regions) rd=$(echo "$line" | field readable)
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server$phase" "$config" \
 			"$key" "$tls" "$role" "$w" "$pc" "$pem" "$der" "$ar" "$rd" "$ts" "$tk" >>"$out/leaks.tsv"
@@ -274,6 +294,9 @@ for key in ${keys//,/ }; do
 		if [ "$server" = key_holder ]; then
 			tls_key "$key" && continue
 			versions=-
+		elif [ "$server" = legacy_rsa ]; then
+			[ "$key" = rsa2048 ] || continue
+			versions=-
 		else
 			tls_key "$key" || continue
 			versions="1.2 1.3"
@@ -296,7 +319,7 @@ for key in ${keys//,/ }; do
 				fi
 				scan_pids "$server" "$config" "$key" "$tls" "$keylog" ""
 				report "$name" "$config" closed
-				if [ "$server" != key_holder ]; then
+				if [ "$versions" != - ]; then
 					# The same server with one connection in use (s_client,
 					# idle), so that its secrets and record keys are live.
 					if hold_connection "$tls" "$keylog.held"; then
