@@ -34,6 +34,9 @@
 #             control: the scanner sees keys when they are there), and with
 #             a connection open at least one TLS secret hit;
 #   stock-secheap: its hits are reported, not asserted (they are OpenSSL's).
+# Last, tests/ticket_server with ticket keys the test chose (RSA-2048, TLS
+# 1.2 and 1.3, a connection that gets a ticket and one that resumes with
+# it): the keys are looked for with leakscan --secret; stock must show them.
 # DSA keys have no TLS 1.3 signature scheme and current clients do not offer
 # DSA for TLS 1.2 by default: they are scanned in key_holder only, with DH,
 # X25519 and X448.
@@ -45,12 +48,14 @@ top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: live-scan.sh OUT BACKEND CONFIGS [SERVERS] [KEYS]}
 backend=${2:?backend}
 configs=${3:-stock,stock-secheap,secarena}
-servers=${4:-s_server,nginx,key_holder,legacy_rsa}
+servers=${4:-s_server,nginx,key_holder,legacy_rsa,ticket_server}
 keys=${5:-rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448,dsa2048,dh2048,x25519,x448}
 install=${OPENSSL_INSTALL:-$top/build/openssl/install}
 leakscan=$top/tools/leakscan/build/leakscan
 shim=$top/userlib/openssl/build/stock_secure_heap.so
 holder=$top/userlib/openssl/build/key_holder
+ticket_server=$top/userlib/openssl/build/ticket_server
+extra_secrets=()
 port=${LIVE_SCAN_PORT:-18443}
 requests=${LIVE_SCAN_REQUESTS:-10}
 
@@ -62,7 +67,7 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 finish() { echo "1..$n"; exit 0; }
 
 mkdir -p "$out/keys" "$out/nginx/tmp" "$out/logs"
-for f in "$leakscan" "$shim" "$holder" "$install/lib/libcrypto.so.3"; do
+for f in "$leakscan" "$shim" "$holder" "$ticket_server" "$install/lib/libcrypto.so.3"; do
 	[ -e "$f" ] || { tap not-ok "live scan prerequisites" "missing $f"; finish; }
 done
 command -v nginx >/dev/null || { tap not-ok "live scan prerequisites" "no nginx"; finish; }
@@ -234,7 +239,7 @@ scan_pids() {
 		kl=()
 		grep -qsv '^#' "$keylog" && kl=(--keylog "$keylog")
 		# shellcheck disable=SC2207
-		kl+=($(psk_secret "$keylog.sess"))
+		kl+=($(psk_secret "$keylog.sess") "${extra_secrets[@]}")
 		"$leakscan" "${range[@]}" "${kl[@]}" "$out/keys/$key.key" "$p" >"$out/logs/scan-$p.txt" 2>&1
 		line=$(grep -E "^leakscan: pid $p: outside-arena:" "$out/logs/scan-$p.txt")
 		if [ -z "$line" ]; then
@@ -291,6 +296,7 @@ report() {
 for key in ${keys//,/ }; do
 	genkey "$key" || { tap not-ok "key $key generated"; continue; }
 	for server in ${servers//,/ }; do
+		[ "$server" = ticket_server ] && continue	# below
 		if [ "$server" = key_holder ]; then
 			tls_key "$key" && continue
 			versions=-
@@ -336,4 +342,47 @@ for key in ${keys//,/ }; do
 		done
 	done
 done
+
+# The session ticket keys: only a server that was given them knows them.
+if [[ ",$servers," == *,ticket_server,* ]] && genkey rsa2048; then
+	k=$out/keys/rsa2048
+	head -c 80 /dev/urandom >"$out/ticket.keys"
+	hex=$(od -An -v -tx1 "$out/ticket.keys" | tr -d ' \n')
+	extra_secrets=(--secret "ticket_hmac=${hex:32:64}" --secret "ticket_aes=${hex:96:64}")
+	for tls in 1.2 1.3; do
+		for config in ${configs//,/ }; do
+			name="ticket_server $config rsa2048 TLS$tls"
+			pids="" log=$out/logs/ticket_server-$config-$tls.log
+			# shellcheck disable=SC2046
+			env $(config_env "$config") "$ticket_server" "$k.crt" "$k.key" "$out/ticket.keys" "$port" \
+				>"$log" 2>&1 &
+			srv=$!
+			if ! wait_port; then
+				tap not-ok "$name: server started" "$(tail -n 3 "$log" | tr '\n' ' ')"
+				stop_server
+				continue
+			fi
+			pids=$srv
+			rm -f "$out/ticket.sess"
+			# -quiet: the first client waits for the server to close, so
+			# that it has read the TLS 1.3 tickets; the second prints
+			# whether it resumed.
+			printf 'GET / HTTP/1.0\r\n\r\n' |
+				timeout 20 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
+					-sess_out "$out/ticket.sess" -quiet >/dev/null 2>&1
+			reused=$(printf 'GET / HTTP/1.0\r\n\r\n' |
+				timeout 20 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
+					-sess_in "$out/ticket.sess" 2>/dev/null | grep -c '^Reused')
+			if [ "$reused" != 1 ]; then
+				tap not-ok "$name: a ticket issued and a session resumed with it" "reused=$reused"
+				stop_server
+				continue
+			fi
+			scan_pids ticket_server "$config" rsa2048 "$tls" /dev/null ""
+			stop_server
+			report "$name, ticket keys" "$config" open
+		done
+	done
+	extra_secrets=()
+fi
 finish
