@@ -188,9 +188,9 @@ requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
 }
 
 # A connection held open for the duration of a scan: its client's pid in
-# $held, its secrets in KEYLOG once the handshake is done.
-# The client also saves the session (-sess_out): for TLS 1.3 it carries the
-# resumption PSK of the server's last ticket, which the scan looks for too.
+# $held, its secrets in KEYLOG once the handshake is done, and its session
+# in KEYLOG.sess (for TLS 1.3 that carries the resumption PSK of the
+# server's last ticket, which the scan looks for too).
 hold_connection() { # hold_connection TLS KEYLOG
 	local tls=$1 keylog=$2 i n
 	rm -f "$keylog" "$keylog.sess"
