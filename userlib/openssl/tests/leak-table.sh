@@ -8,7 +8,8 @@
 # server's processes, as "whole copies/16-byte pieces/PEM lines" of the key,
 # then "+T" for the TLS secrets and record keys found (whole and pieces),
 # and whether the protected area (OpenSSL's secure heap, or the secarena
-# arena) could be read by the scanner.  "s_server+open" rows were scanned
+# arena) could be read by the scanner.  "+open" rows (s_server+open,
+# nginx+open) were scanned
 # with one connection in use.
 set -euo pipefail
 tsv=${1:?usage: leak-table.sh LEAKS.TSV}
