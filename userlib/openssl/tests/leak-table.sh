@@ -9,8 +9,7 @@
 # then "+T" for the TLS secrets and record keys found (whole and pieces),
 # and whether the protected area (OpenSSL's secure heap, or the secarena
 # arena) could be read by the scanner.  "+open" rows (s_server+open,
-# nginx+open) were scanned
-# with one connection in use.
+# nginx+open) were scanned with one connection in use.
 set -euo pipefail
 tsv=${1:?usage: leak-table.sh LEAKS.TSV}
 awk -F'\t' '
