@@ -29,7 +29,7 @@ static int arena_append(const struct backend_ops *ops)
 		arena_destroy(a);
 		return err;
 	}
-	if (allocator.narenas == 0) {
+	if (allocator.live_arenas == 0) {	/* the first, or the first a fork child maps */
 		allocator.protection = a->region.protection;
 		allocator.lock_errno = a->region.lock_errno;
 	} else {

@@ -62,9 +62,31 @@ static void device_unmap(struct backend_region *r)
 	munmap(r->map, r->map_len);	/* the kernel zeroes and frees the pages */
 }
 
+/*
+ * Did the kernel give this child its copy? fork() succeeds even when the copy
+ * could not be made (the child's memory limit, the module's caps), and then
+ * every touch of the range raises SIGBUS. A write(2) from the range into a
+ * pipe touches it from the kernel instead, which gets EFAULT, not a signal.
+ * Only async-signal-safe calls: this runs in the child of a threaded fork.
+ */
+static int copy_present(const struct backend_region *r)
+{
+	int fds[2], present = 1, saved_errno = errno;
+
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		errno = saved_errno;
+		return 1;	/* cannot tell: as before, the copy is assumed */
+	}
+	if (write(fds[1], r->data, 1) < 0 && errno == EFAULT)
+		present = 0;
+	close(fds[0]);
+	close(fds[1]);
+	errno = saved_errno;
+	return present;
+}
+
 static enum arena_life device_fork_child(struct backend_region *r, enum fork_policy policy)
 {
-	(void)r;
 	switch (policy) {
 	case FORK_NONE:
 		return ARENA_GONE;	/* the kernel left the range unmapped */
@@ -72,7 +94,8 @@ static enum arena_life device_fork_child(struct backend_region *r, enum fork_pol
 		return ARENA_SHARED_WITH_PARENT;
 	case FORK_PRIVATE:
 	default:
-		return ARENA_LIVE;	/* the kernel made the child its own copy */
+		/* No copy: gone, like a memfd_secret arena the child cannot copy. */
+		return copy_present(r) ? ARENA_LIVE : ARENA_GONE;
 	}
 }
 

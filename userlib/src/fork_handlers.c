@@ -39,6 +39,32 @@ static void after_fork_parent(void)
 }
 
 /*
+ * What the child's arenas have now: an mlock copy may have lost its lock.
+ * With no arena left in service, the next one mapped sets it afresh.
+ */
+static void recount_protection(void)
+{
+	unsigned int protection = ~0u;
+	int lock_errno = 0, live = 0;
+	size_t i;
+
+	for (i = 0; i < allocator.narenas; i++) {
+		const struct arena *a = allocator.arena[i];
+
+		if (a->life != ARENA_LIVE)
+			continue;
+		live = 1;
+		protection &= a->region.protection;
+		if (a->region.lock_errno)
+			lock_errno = a->region.lock_errno;
+	}
+	if (live) {
+		allocator.protection = protection;
+		allocator.lock_errno = lock_errno;
+	}
+}
+
+/*
  * The child's one thread is the one that took every lock in before_fork(), so
  * it unlocks them, as in the parent: a re-initialised mutex would lose the
  * attributes it was created with (arena locks are adaptive).
@@ -64,6 +90,7 @@ static void after_fork_child(void)
 			mmap(a->region.map, a->region.map_len, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 	}
+	recount_protection();
 	/* Before the caches go back: giving back takes arena locks. */
 	arenas_unlock_all();
 	fallback_unlock();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -231,6 +232,95 @@ TEST(fork, policy_shared)
 TEST(fork, policy_none)
 {
 	return fork_under(SECARENA_F_FORK_NONE);
+}
+
+/*
+ * The grandchild of copy_refused(): its arena copy could not be made. On
+ * the device and memfd_secret it must take the arena as gone, as under
+ * FORK_NONE: nothing to read, its free of the inherited block accepted
+ * without touching the range, and no new arena either, since the limit
+ * that refused the copy refuses that too. mlock's copy is copy-on-write,
+ * made at fork whatever the limit: only its lock is refused, and the
+ * protection bits must say so.
+ */
+static void copy_refused_child(char *a)
+{
+	int mlock = strcmp(test_backend(), "mlock") == 0;
+	int mapped = page_mapped(a), allocated = secarena_allocated(a);
+	int owned = secarena_owns(a), content = mapped && strcmp(a, "parent-secret") == 0;
+	unsigned int prot = secarena_protection();
+	int bad, err;
+	void *c;
+
+	secarena_free(a);	/* a wipe here would raise SIGBUS on the device */
+	errno = 0;
+	c = secarena_malloc(64);
+	err = errno;
+	if (mlock)
+		bad = !mapped || !allocated || !content || (prot & SECARENA_PROT_LOCKED) || !c;
+	else
+		bad = mapped || allocated || c || err != ENOMEM;
+	secarena_free(c);
+	if (bad || owned != 1 || secarena_done() != 0) {
+		fprintf(stderr, "child: mapped %d allocated %d content %d owned %d protection %#x, "
+			"malloc %p errno %d\n", mapped, allocated, content, owned, prot, c, err);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * Map as root, then become nobody with RLIMIT_MEMLOCK 0 and fork: no page
+ * can be pinned for the child, so neither the kernel (device) nor the
+ * library (memfd_secret, mlock) can pin its FORK_PRIVATE copy.
+ */
+static void copy_refused(void *arg)
+{
+	struct rlimit zero = { 0, 0 };
+	int status;
+	char *a;
+	pid_t pid;
+
+	(void)arg;
+	if (secarena_init(1 << 20, 16, SECARENA_F_FORK_PRIVATE) != 0 ||
+	    !(a = secarena_malloc(64))) {
+		fprintf(stderr, "parent: init or malloc failed, errno %d\n", errno);
+		_exit(1);
+	}
+	strcpy(a, "parent-secret");
+	if (setrlimit(RLIMIT_MEMLOCK, &zero) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+		fprintf(stderr, "parent: cannot become nobody, errno %d\n", errno);
+		_exit(1);
+	}
+	pid = fork();
+	if (pid == 0)
+		copy_refused_child(a);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "parent: child status %#x\n", status);
+		_exit(1);
+	}
+	/* The parent's block and arena are as they were. */
+	if (strcmp(a, "parent-secret") != 0 || !secarena_allocated(a)) {
+		fprintf(stderr, "parent: its block changed\n");
+		_exit(1);
+	}
+	secarena_free(a);
+	_exit(secarena_done() == 0 ? 0 : 1);
+}
+
+TEST(fork, private_copy_refused)
+{
+	char err[512];
+	int status;
+
+	if (geteuid() != 0)
+		return tap_skip("needs root, to map first and then drop to nobody");
+	status = run_in_child(copy_refused, NULL, err, sizeof(err));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tap_diag("status %#x; stderr: %s", status, err);
+		return 1;
+	}
+	return 0;
 }
 
 static void child_double_free(void *arg)
