@@ -24,13 +24,11 @@
 #include "common.h"
 
 #define NOBODY		65534
-#define CGROUP_ROOT	"/sys/fs/cgroup"
 
 /* ---- state to restore --------------------------------------------------- */
 
 static long long saved_max_total = -1;
-static char cg_path[128];
-static bool cg_made, cg_enabled_memory;
+static struct test_cgroup cg;
 
 /* Puts back what the run changed; safe to call more than once. */
 static void restore_state(void)
@@ -39,30 +37,26 @@ static void restore_state(void)
 	int i;
 
 	if (saved_max_total >= 0) {
-		if (param_set("max_total_pages", saved_max_total))
+		if (module_param_set("max_total_pages", saved_max_total))
 			diag("could not restore max_total_pages=%lld",
 			     saved_max_total);
 		saved_max_total = -1;
 	}
-	if (cg_made) {
+	if (cg.made) {
 		/* Whatever is still inside goes, or rmdir cannot succeed. */
-		snprintf(path, sizeof(path), "%s/cgroup.kill", cg_path);
-		write_file(path, "1");
-		for (i = 0; i < 300; i++) {
-			if (!rmdir(cg_path) || errno != EBUSY)
-				break;
+		snprintf(path, sizeof(path), "%s/cgroup.kill", cg.path);
+		write_text_file(path, "1");
+		/*
+		 * The kill only sends SIGKILL: up to a second for the tasks
+		 * to leave; test_cgroup_remove() then retries rmdir for two.
+		 */
+		for (i = 0; i < 100 && test_cgroup_key(&cg, "cgroup.events",
+							  "populated") > 0; i++)
 			usleep(10000);
-		}
-		if (!access(cg_path, F_OK))
-			diag("could not remove %s", cg_path);
-		cg_made = false;
 	}
-	if (cg_enabled_memory) {
-		if (write_file(CGROUP_ROOT "/cgroup.subtree_control", "-memory"))
-			diag("could not restore %s/cgroup.subtree_control",
-			     CGROUP_ROOT);
-		cg_enabled_memory = false;
-	}
+	if (test_cgroup_remove(&cg))
+		diag("could not remove %s or restore %s/cgroup.subtree_control",
+		     cg.path, CGROUP_ROOT);
 }
 
 static pid_t main_pid;
@@ -88,7 +82,7 @@ static long long cap_eff(void)
 {
 	char buf[4096], *p;
 
-	if (read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+	if (read_text_file("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "\nCapEff:");
 	return p ? strtoll(p + 8, NULL, 16) : -1;
@@ -110,7 +104,7 @@ static int become_nobody(size_t pages)
 		return errno;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
-		_exit(99);
+		_exit(CHILD_ORPHANED);
 	if (geteuid() != NOBODY || cap_eff() != 0)
 		return EPERM;
 	return 0;
@@ -124,49 +118,73 @@ static const size_t rl_sizes[] = { 1, 3, 4, 7, 25 };	/* sum: RL_PAGES */
 
 static long long base_in_use;	/* pages_in_use when a test starts */
 
+/*
+ * mmap of an arena of pages data pages and SECARENA_GUARD_PAGES_MAX guard
+ * pages each side, unmapped again at once: 0 or its errno; -1 if the open
+ * or the configure before it failed, which is not the refusal looked for.
+ */
+static int map_widest_guards(size_t pages)
+{
+	struct arena a;
+	int fd, e = -1;
+
+	fd = secarena_open(O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!secarena_configure(fd, pages * ps, SECARENA_GUARD_PAGES_MAX,
+				SECARENA_FORK_PRIVATE)) {
+		e = arena_map_fd(&a, fd, pages, SECARENA_GUARD_PAGES_MAX);
+		if (!e)
+			arena_unmap(&a);
+	}
+	close(fd);
+	return e;
+}
+
 /* Runs as nobody with RLIMIT_MEMLOCK = RL_PAGES pages. */
 static int rlimit_child(void)
 {
-	long long refused0 = counter("refused_limit");
+	long long refused0 = secarena_counter("refused_limit");
 	struct arena a[RL_N], x;
 	int err[RL_N], e1, e2, e3, e4, e5, e6, e7;
 	unsigned int i, ok = 0, refusals = 0;
 	long long pin;
 
 	for (i = 0; i < RL_N; i++) {
-		err[i] = arena_map(&a[i], rl_sizes[i], SECARENA_FORK_PRIVATE);
+		err[i] = arena_create(&a[i], rl_sizes[i], 1,
+				      SECARENA_FORK_PRIVATE);
 		ok += !err[i];
 	}
-	pin = vmpin_kb();
-	tap(ok == RL_N && pin == (long long)(RL_PAGES * ps / 1024) &&
-	    counter("pages_in_use") == base_in_use + RL_PAGES,
+	pin = vm_pin_kb(0);
+	tap(ok == RL_N && pin == pages_to_kb(RL_PAGES) &&
+	    secarena_counter("pages_in_use") == base_in_use + RL_PAGES,
 	    "rlimit: nobody maps 5 arenas (1+3+4+7+25) = RLIMIT_MEMLOCK exactly",
 	    "%u/%zu mapped (errno %d %d %d %d %d), VmPin %lld kB, pages_in_use +%lld",
 	    ok, RL_N, err[0], err[1], err[2], err[3], err[4], pin,
-	    counter("pages_in_use") - base_in_use);
+	    secarena_counter("pages_in_use") - base_in_use);
 
 	/* Guard pages cost nothing, so a wide-guarded page is still over. */
-	e1 = arena_map(&x, 1, SECARENA_FORK_PRIVATE);
+	e1 = arena_create(&x, 1, 1, SECARENA_FORK_PRIVATE);
 	refusals += e1 == EAGAIN;
-	pin = vmpin_kb();
-	tap(e1 == EAGAIN && pin == (long long)(RL_PAGES * ps / 1024) &&
-	    counter("pages_in_use") == base_in_use + RL_PAGES,
+	pin = vm_pin_kb(0);
+	tap(e1 == EAGAIN && pin == pages_to_kb(RL_PAGES) &&
+	    secarena_counter("pages_in_use") == base_in_use + RL_PAGES,
 	    "rlimit: one page more is EAGAIN",
 	    "errno %d, VmPin %lld kB", e1, pin);
 	if (!e1)
-		arena_free(&x);
+		arena_destroy(&x);
 
 	/* Unmapping the 7-page arena gives exactly 7 pages back. */
-	arena_free(&a[3]);
-	e1 = arena_map(&x, 8, SECARENA_FORK_PRIVATE);
+	arena_destroy(&a[3]);
+	e1 = arena_create(&x, 8, 1, SECARENA_FORK_PRIVATE);
 	refusals += e1 == EAGAIN;
 	if (!e1)
-		arena_free(&x);
-	e2 = arena_map(&a[3], 7, SECARENA_FORK_PRIVATE);
-	e3 = arena_map(&x, 1, SECARENA_FORK_PRIVATE);
+		arena_destroy(&x);
+	e2 = arena_create(&a[3], 7, 1, SECARENA_FORK_PRIVATE);
+	e3 = arena_create(&x, 1, 1, SECARENA_FORK_PRIVATE);
 	refusals += e3 == EAGAIN;
 	if (!e3)
-		arena_free(&x);
+		arena_destroy(&x);
 	tap(e1 == EAGAIN && e2 == 0 && e3 == EAGAIN,
 	    "rlimit: munmap of 7 pages gives back 7, not 8",
 	    "8 pages: errno %d, 7 pages: errno %d, then 1 page: errno %d",
@@ -174,71 +192,42 @@ static int rlimit_child(void)
 
 	/* A closed fd whose mapping lives still holds its pages. */
 	arena_close(&a[4]);
-	e1 = arena_map(&x, 1, SECARENA_FORK_PRIVATE);
+	e1 = arena_create(&x, 1, 1, SECARENA_FORK_PRIVATE);
 	refusals += e1 == EAGAIN;
 	if (!e1)
-		arena_free(&x);
+		arena_destroy(&x);
 	arena_unmap(&a[4]);
-	e2 = arena_map(&a[4], 25, SECARENA_FORK_PRIVATE);
+	e2 = arena_create(&a[4], 25, 1, SECARENA_FORK_PRIVATE);
 	tap(e1 == EAGAIN && e2 == 0,
 	    "rlimit: close keeps the charge while mapped, munmap returns it",
 	    "after close: errno %d; after munmap, 25 pages: errno %d", e1, e2);
 
 	for (i = 0; i < RL_N; i++)
-		arena_free(&a[i]);
-	pin = vmpin_kb();
-	e1 = arena_map(&x, RL_PAGES + 1, SECARENA_FORK_PRIVATE);
+		arena_destroy(&a[i]);
+	pin = vm_pin_kb(0);
+	e1 = arena_create(&x, RL_PAGES + 1, 1, SECARENA_FORK_PRIVATE);
 	refusals += e1 == EAGAIN;
 	if (!e1)
-		arena_free(&x);
-	e2 = arena_map(&x, RL_PAGES, SECARENA_FORK_PRIVATE);
-	e3 = vmpin_kb() == (long long)(RL_PAGES * ps / 1024);
-	arena_free(&x);
+		arena_destroy(&x);
+	e2 = arena_create(&x, RL_PAGES, 1, SECARENA_FORK_PRIVATE);
+	e3 = vm_pin_kb(0) == pages_to_kb(RL_PAGES);
+	arena_destroy(&x);
 	tap(pin == 0 && e1 == EAGAIN && e2 == 0 && e3 &&
-	    counter("pages_in_use") == base_in_use,
+	    secarena_counter("pages_in_use") == base_in_use,
 	    "rlimit: all freed: one arena of N+1 pages EAGAIN, of N pages fits",
 	    "VmPin after free %lld kB, N+1: errno %d, N: errno %d",
 	    pin, e1, e2);
 
 	/* The widest guards add nothing to the charge. */
-	{
-		struct secarena_config cfg = {
-			.data_size = (RL_PAGES + 1) * ps,
-			.guard_pages = SECARENA_GUARD_PAGES_MAX,
-		};
-		int fd = open(SECARENA_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-		void *p = MAP_FAILED;
+	e4 = map_widest_guards(RL_PAGES + 1);
+	refusals += e4 == EAGAIN;
+	e5 = map_widest_guards(RL_PAGES - 2);
+	tap(e4 == EAGAIN && e5 == 0,
+	    "rlimit: 1024 guard pages each side are not charged",
+	    "N+1 data pages: errno %d, N-2 data pages: errno %d", e4, e5);
 
-		e4 = -1;
-		if (fd >= 0 && !ioctl(fd, SECARENA_IOC_CONFIGURE, &cfg)) {
-			p = mmap(NULL, (RL_PAGES + 1 + 2 * SECARENA_GUARD_PAGES_MAX) * ps,
-				 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			e4 = p == MAP_FAILED ? errno : 0;
-		}
-		refusals += e4 == EAGAIN;
-		if (p != MAP_FAILED)
-			munmap(p, (RL_PAGES + 1 + 2 * SECARENA_GUARD_PAGES_MAX) * ps);
-		if (fd >= 0)
-			close(fd);
-		cfg.data_size = (RL_PAGES - 2) * ps;
-		fd = open(SECARENA_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-		e5 = -1;
-		if (fd >= 0 && !ioctl(fd, SECARENA_IOC_CONFIGURE, &cfg)) {
-			p = mmap(NULL, (RL_PAGES - 2 + 2 * SECARENA_GUARD_PAGES_MAX) * ps,
-				 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			e5 = p == MAP_FAILED ? errno : 0;
-			if (p != MAP_FAILED)
-				munmap(p, (RL_PAGES - 2 + 2 * SECARENA_GUARD_PAGES_MAX) * ps);
-		}
-		if (fd >= 0)
-			close(fd);
-		tap(e4 == EAGAIN && e5 == 0,
-		    "rlimit: 1024 guard pages each side are not charged",
-		    "N+1 data pages: errno %d, N-2 data pages: errno %d", e4, e5);
-	}
-
-	e6 = (int)(counter("refused_limit") - refused0);
-	e7 = (int)vmpin_kb();
+	e6 = (int)(secarena_counter("refused_limit") - refused0);
+	e7 = (int)vm_pin_kb(0);
 	tap(e6 == (int)refusals && e7 == 0,
 	    "rlimit: refused_limit counted each EAGAIN",
 	    "refused_limit +%d, EAGAINs seen %u, VmPin at end %d kB",
@@ -254,14 +243,14 @@ static int rlimit_child(void)
  */
 static int rlimit_fork_child(void)
 {
-	long long failed0 = counter("fork_copy_failed");
-	long long refused0 = counter("refused_limit");
+	long long failed0 = secarena_counter("fork_copy_failed");
+	long long refused0 = secarena_counter("refused_limit");
 	struct rlimit rl = { (RL_PAGES - 1) * ps, (RL_PAGES - 1) * ps };
 	struct arena a;
 	int e, st;
 	pid_t pid;
 
-	e = arena_map(&a, RL_PAGES, SECARENA_FORK_PRIVATE);
+	e = arena_create(&a, RL_PAGES, 1, SECARENA_FORK_PRIVATE);
 	if (e) {
 		tap(false, "rlimit fork: parent maps N pages", "errno %d", e);
 		return 1;
@@ -271,12 +260,12 @@ static int rlimit_fork_child(void)
 	pid = fork();
 	if (pid == 0) {
 		struct arena x;
-		long long pin = vmpin_kb();
-		long long in_use = counter("pages_in_use");
+		long long pin = vm_pin_kb(0);
+		long long in_use = secarena_counter("pages_in_use");
 		bool same = a.data[0] == 0x3c && a.data[RL_PAGES * ps - 1] == 0x3c;
 
-		e = arena_map(&x, 1, SECARENA_FORK_PRIVATE);
-		tap(pin == (long long)(RL_PAGES * ps / 1024) && same &&
+		e = arena_create(&x, 1, 1, SECARENA_FORK_PRIVATE);
+		tap(pin == pages_to_kb(RL_PAGES) && same &&
 		    in_use == base_in_use + 2 * RL_PAGES && e == EAGAIN,
 		    "rlimit fork: PRIVATE copy is charged to the child, whose budget is then full",
 		    "child VmPin %lld kB, data copied %d, pages_in_use +%lld, 1 more page: errno %d",
@@ -284,20 +273,20 @@ static int rlimit_fork_child(void)
 		_exit(0);
 	}
 	st = reap(pid);
-	tap(exited_ok(st) && vmpin_kb() == (long long)(RL_PAGES * ps / 1024) &&
-	    counter("pages_in_use") == base_in_use + RL_PAGES &&
-	    counter("fork_copy_failed") == failed0,
+	tap(exited_ok(st) && vm_pin_kb(0) == pages_to_kb(RL_PAGES) &&
+	    secarena_counter("pages_in_use") == base_in_use + RL_PAGES &&
+	    secarena_counter("fork_copy_failed") == failed0,
 	    "rlimit fork: child gone, its copy uncharged, parent's charge unchanged",
 	    "child %s, pages_in_use +%lld", status_str(st),
-	    counter("pages_in_use") - base_in_use);
+	    secarena_counter("pages_in_use") - base_in_use);
 
 	/* The charge made before stays; a new one is held to the new limit. */
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
 		return 1;
-	refused0 = counter("refused_limit");
+	refused0 = secarena_counter("refused_limit");
 	pid = fork();
 	if (pid == 0) {
-		long long pin = vmpin_kb();
+		long long pin = vm_pin_kb(0);
 
 		if (pin != 0)
 			_exit(3);
@@ -306,14 +295,14 @@ static int rlimit_fork_child(void)
 	}
 	st = reap(pid);
 	tap(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS &&
-	    counter("fork_copy_failed") == failed0 + 1 &&
-	    counter("refused_limit") == refused0 + 1 &&
-	    counter("pages_in_use") == base_in_use + RL_PAGES,
+	    secarena_counter("fork_copy_failed") == failed0 + 1 &&
+	    secarena_counter("refused_limit") == refused0 + 1 &&
+	    secarena_counter("pages_in_use") == base_in_use + RL_PAGES,
 	    "rlimit fork: copy over the child's limit: fork succeeds, access SIGBUS",
 	    "child %s, fork_copy_failed +%lld, refused_limit +%lld",
-	    status_str(st), counter("fork_copy_failed") - failed0,
-	    counter("refused_limit") - refused0);
-	arena_free(&a);
+	    status_str(st), secarena_counter("fork_copy_failed") - failed0,
+	    secarena_counter("refused_limit") - refused0);
+	arena_destroy(&a);
 	return 0;
 }
 
@@ -341,8 +330,10 @@ static int rlimit_per_process(void)
 				_exit(2);
 			if (read(go[0], &c, 1) != 0)
 				_exit(3);
-			r = arena_map(&a, RL_PAGES, SECARENA_FORK_PRIVATE) ? 'f' : 'm';
-			if (r == 'm' && arena_map(&b, 1, SECARENA_FORK_PRIVATE) != EAGAIN)
+			r = arena_create(&a, RL_PAGES, 1,
+					 SECARENA_FORK_PRIVATE) ? 'f' : 'm';
+			if (r == 'm' &&
+			    arena_create(&b, 1, 1, SECARENA_FORK_PRIVATE) != EAGAIN)
 				r = 'x';
 			(void)!write(done[1], &r, 1);
 			(void)!read(rel[0], &c, 1);
@@ -356,7 +347,7 @@ static int rlimit_per_process(void)
 	for (i = 0; i < RL_PROCS; i++)
 		if (read(done[0], &c, 1) == 1 && c == 'm')
 			ok++;
-	peak_use = counter("pages_in_use") - base_in_use;
+	peak_use = secarena_counter("pages_in_use") - base_in_use;
 	close(rel[1]);
 	for (i = 0; i < RL_PROCS; i++)
 		st[i] = reap(pid[i]);
@@ -365,7 +356,7 @@ static int rlimit_per_process(void)
 		if (!exited_ok(st[i]))
 			ok = -100;
 	tap(ok == RL_PROCS && peak_use == RL_PROCS * RL_PAGES &&
-	    counter("pages_in_use") == base_in_use,
+	    secarena_counter("pages_in_use") == base_in_use,
 	    "rlimit: 4 nobody processes at once each get their own N pages, then EAGAIN",
 	    "%d/%d got N and EAGAIN on N+1, pages_in_use peak +%lld",
 	    ok, RL_PROCS, peak_use);
@@ -394,7 +385,7 @@ static void run_child_test(const char *name, int (*fn)(void), size_t memlock)
 
 static void test_rlimit(void)
 {
-	base_in_use = counter("pages_in_use");
+	base_in_use = secarena_counter("pages_in_use");
 	run_child_test("rlimit", rlimit_child, RL_PAGES);
 	run_child_test("rlimit fork", rlimit_fork_child, RL_PAGES);
 	if (rlimit_per_process())
@@ -432,7 +423,7 @@ static void cap_worker(struct cap_report *r, int idx, int go, int rel)
 	if (read(go, &c, 1) != 0)
 		_exit(3);
 	while (r->arenas < CAP_PAGES) {
-		e = arena_map(&a[r->arenas], size, SECARENA_FORK_PRIVATE);
+		e = arena_create(&a[r->arenas], size, 1, SECARENA_FORK_PRIVATE);
 		if (e) {
 			if (r->refusals < MAX_REFUSALS)
 				r->errs[r->refusals] = e;
@@ -473,12 +464,12 @@ static bool wait_flags(struct cap_report *r, int n, bool done, double secs)
 
 static void test_global_cap(void)
 {
-	long long in_use0 = counter("pages_in_use");
-	long long mapped0 = counter("mapped");
-	long long arenas0 = counter("arenas");
-	long long peak0 = counter("pages_peak");
-	long long refused0 = counter("refused_limit");
-	long long old = param_get("max_total_pages");
+	long long in_use0 = secarena_counter("pages_in_use");
+	long long mapped0 = secarena_counter("mapped");
+	long long arenas0 = secarena_counter("arenas");
+	long long peak0 = secarena_counter("pages_peak");
+	long long refused0 = secarena_counter("refused_limit");
+	long long old = module_param_get("max_total_pages");
 	unsigned int pages = 0, arenas = 0, refusals = 0, bad_err = 0, i, j;
 	struct cap_report *r;
 	long long in_use, peak, mapped, refused;
@@ -492,9 +483,9 @@ static void test_global_cap(void)
 		return;
 	}
 	saved_max_total = old;
-	e = param_set("max_total_pages", in_use0 + CAP_PAGES);
-	tap(!e && param_get("max_total_pages") == in_use0 + CAP_PAGES &&
-	    counter("max_total_pages") == in_use0 + CAP_PAGES,
+	e = module_param_set("max_total_pages", in_use0 + CAP_PAGES);
+	tap(!e && module_param_get("max_total_pages") == in_use0 + CAP_PAGES &&
+	    secarena_counter("max_total_pages") == in_use0 + CAP_PAGES,
 	    "cap: max_total_pages set to pages_in_use + 480",
 	    "was %lld, errno %d", old, e);
 
@@ -529,10 +520,10 @@ static void test_global_cap(void)
 		for (j = 0; j < r[i].refusals && j < MAX_REFUSALS; j++)
 			bad_err += r[i].errs[j] != ENOMEM;
 	}
-	in_use = counter("pages_in_use");
-	peak = counter("pages_peak");
-	mapped = counter("mapped");
-	refused = counter("refused_limit");
+	in_use = secarena_counter("pages_in_use");
+	peak = secarena_counter("pages_peak");
+	mapped = secarena_counter("mapped");
+	refused = secarena_counter("refused_limit");
 	tap(all_done && pages == CAP_PAGES,
 	    "cap: 8 nobody processes racing got exactly the cap in all",
 	    "%u pages in %u arenas%s", pages, arenas,
@@ -559,9 +550,9 @@ static void test_global_cap(void)
 	    "+%lld, refusals seen %u", refused - refused0, refusals);
 
 	/* The cap binds root as well: CAP_IPC_LOCK only lifts the rlimit. */
-	e = arena_map(&x, 1, SECARENA_FORK_PRIVATE);
+	e = arena_create(&x, 1, 1, SECARENA_FORK_PRIVATE);
 	if (!e)
-		arena_free(&x);
+		arena_destroy(&x);
 	tap(e == ENOMEM, "cap: root's one-page mmap at the full cap is ENOMEM",
 	    "errno %d", e);
 
@@ -570,23 +561,24 @@ static void test_global_cap(void)
 		st[i] = reap(pid[i]);
 		failed += !exited_ok(st[i]);
 	}
-	tap(failed == 0 && counter("pages_in_use") == in_use0 &&
-	    counter("mapped") == mapped0 && counter("arenas") == arenas0,
+	tap(failed == 0 && secarena_counter("pages_in_use") == in_use0 &&
+	    secarena_counter("mapped") == mapped0 &&
+	    secarena_counter("arenas") == arenas0,
 	    "cap: all exited, pages_in_use, mapped and arenas back to start",
 	    "%d workers failed, pages_in_use %lld, mapped %lld, arenas %lld",
-	    failed, counter("pages_in_use"), counter("mapped"),
-	    counter("arenas"));
-	e = arena_map(&x, CAP_PAGES, SECARENA_FORK_PRIVATE);
+	    failed, secarena_counter("pages_in_use"), secarena_counter("mapped"),
+	    secarena_counter("arenas"));
+	e = arena_create(&x, CAP_PAGES, 1, SECARENA_FORK_PRIVATE);
 	if (!e)
-		arena_free(&x);
+		arena_destroy(&x);
 	tap(e == 0, "cap: the freed budget can be taken again in one arena",
 	    "errno %d", e);
 	munmap(r, sizeof(*r) * CAP_PROCS);
 
 	restore_state();
-	tap(param_get("max_total_pages") == old,
+	tap(module_param_get("max_total_pages") == old,
 	    "cap: max_total_pages restored", "now %lld, was %lld",
-	    param_get("max_total_pages"), old);
+	    module_param_get("max_total_pages"), old);
 }
 
 /* ---- 3. the memory cgroup ------------------------------------------------- */
@@ -635,7 +627,8 @@ static void mcg_worker(struct mcg_report *r, int idx, int go, int rel)
 	if (read(go, &c, 1) != 0)
 		_exit(3);
 	while (r->arenas < MCG_MAX / 4096) {
-		int e = arena_map(&a[r->arenas], size, SECARENA_FORK_PRIVATE);
+		int e = arena_create(&a[r->arenas], size, 1,
+				     SECARENA_FORK_PRIVATE);
 
 		if (e) {
 			r->err = e;
@@ -658,7 +651,7 @@ static void bystander(int rel, int *ready)
 
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED || arena_map(&a, 4, SECARENA_FORK_PRIVATE))
+	if (buf == MAP_FAILED || arena_create(&a, 4, 1, SECARENA_FORK_PRIVATE))
 		_exit(2);
 	memset(buf, 0x77, len);
 	memset(a.data, 0x66, 4 * ps);
@@ -686,86 +679,60 @@ static bool bystander_ready(int *ready)
 	return true;
 }
 
+/*
+ * A "key value" line of /proc/vmstat, or -1: test_cgroup_key() is the
+ * same for the cgroup's files, with a buffer too small for this one.
+ */
 static long long vmstat(const char *key)
 {
-	return read_key("/proc/vmstat", key);
+	char buf[8192], *line, *save;
+	size_t klen = strlen(key);
+
+	if (read_text_file("/proc/vmstat", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			return atoll(line + klen + 1);
+	return -1;
 }
 
-static bool has_word(const char *path, const char *word)
-{
-	char buf[512], *tok, *save;
-
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return false;
-	for (tok = strtok_r(buf, " \n", &save); tok;
-	     tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, word))
-			return true;
-	return false;
-}
-
+/*
+ * memory.max = MCG_MAX and no swap, or reclaim could push the workers' own
+ * pages out: 0 or errno.
+ */
 static int cgroup_setup(void)
 {
-	char path[192], val[32];
-	int e;
+	char max[32];
 
-	if (!has_word(CGROUP_ROOT "/cgroup.controllers", "memory"))
-		return EOPNOTSUPP;
-	if (!has_word(CGROUP_ROOT "/cgroup.subtree_control", "memory")) {
-		e = write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory");
-		if (e)
-			return e;
-		cg_enabled_memory = true;
-	}
-	snprintf(cg_path, sizeof(cg_path), CGROUP_ROOT "/secarena-limits-%d",
-		 getpid());
-	if (mkdir(cg_path, 0755))
-		return errno;
-	cg_made = true;
-	snprintf(path, sizeof(path), "%s/memory.max", cg_path);
-	snprintf(val, sizeof(val), "%d", MCG_MAX);
-	e = write_file(path, val);
-	if (e)
-		return e;
-	/* No swap, or reclaim could push the workers' own pages out. */
-	snprintf(path, sizeof(path), "%s/memory.swap.max", cg_path);
-	if (!access(path, F_OK))
-		e = write_file(path, "0");
-	return e;
-}
-
-static long long cg_key(const char *file, const char *key)
-{
-	char path[192];
-
-	snprintf(path, sizeof(path), "%s/%s", cg_path, file);
-	return read_key(path, key);
+	snprintf(max, sizeof(max), "%d", MCG_MAX);
+	return -test_cgroup_make(&cg, "secarena-limits", max);
 }
 
 static long long cg_value(const char *file)
 {
 	char path[192];
 
-	snprintf(path, sizeof(path), "%s/%s", cg_path, file);
-	return read_ll(path);
+	snprintf(path, sizeof(path), "%s/%s", cg.path, file);
+	return read_decimal_file(path);
 }
 
 static void test_memcg_race(void)
 {
-	long long oom0 = vmstat("oom_kill"), start = counter("pages_in_use");
+	long long oom0 = vmstat("oom_kill");
+	long long start = secarena_counter("pages_in_use");
 	long long in_use0 = start;
 	long long cur, events_max, cg_oom, cg_kill, oom1, in_use;
 	int go[2], rel[2], brel[2], st[MCG_PROCS], bst, e, i, failed = 0;
 	unsigned int pages = 0, arenas = 0, bad = 0;
 	pid_t pid[MCG_PROCS], by;
 	struct mcg_report *r;
-	char val[32], path[192];
 	double end;
 	bool ok;
 
 	e = cgroup_setup();
 	tap(!e, "memcg race: cgroup with memory.max = 2 MiB, no swap", "%s: errno %d",
-	    cg_path, e);
+	    cg.path, e);
 	if (e)
 		goto out;
 
@@ -787,7 +754,7 @@ static void test_memcg_race(void)
 	close(brel[0]);
 	if (!bystander_ready(&r[MCG_PROCS].ready))
 		tap(false, "memcg race: bystander started", NULL);
-	in_use0 = counter("pages_in_use");
+	in_use0 = secarena_counter("pages_in_use");
 	for (i = 0; i < MCG_PROCS; i++) {
 		pid[i] = fork_tied();
 		if (pid[i] == 0) {
@@ -804,9 +771,7 @@ static void test_memcg_race(void)
 		while (!__atomic_load_n(&r[i].ready, __ATOMIC_SEQ_CST) &&
 		       now_s() < end)
 			usleep(20000);
-		snprintf(val, sizeof(val), "%d", pid[i]);
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_path);
-		e = write_file(path, val);
+		e = test_cgroup_enter(&cg, pid[i]);
 		if (e || !r[i].ready)
 			failed++;
 	}
@@ -823,12 +788,12 @@ static void test_memcg_race(void)
 		arenas += r[i].arenas;
 		bad += r[i].err != ENOMEM;
 	}
-	in_use = counter("pages_in_use") - in_use0;
+	in_use = secarena_counter("pages_in_use") - in_use0;
 	cur = cg_value("memory.current");
-	events_max = cg_key("memory.events", "max");
+	events_max = test_cgroup_key(&cg, "memory.events", "max");
 	diag("memcg race: workers hold %u pages in %u arenas (%u+%u+%u+%u), memory.current %lld, events max %lld oom %lld",
 	     pages, arenas, r[0].pages, r[1].pages, r[2].pages, r[3].pages,
-	     cur, events_max, cg_key("memory.events", "oom"));
+	     cur, events_max, test_cgroup_key(&cg, "memory.events", "oom"));
 	tap(ok && bad == 0,
 	    "memcg race: every worker was refused with ENOMEM",
 	    "errnos %u %u %u %u", r[0].err, r[1].err, r[2].err, r[3].err);
@@ -846,8 +811,8 @@ static void test_memcg_race(void)
 	}
 	close(brel[1]);
 	bst = reap(by);
-	cg_oom = cg_key("memory.events", "oom");
-	cg_kill = cg_key("memory.events", "oom_kill");
+	cg_oom = test_cgroup_key(&cg, "memory.events", "oom");
+	cg_kill = test_cgroup_key(&cg, "memory.events", "oom_kill");
 	oom1 = vmstat("oom_kill");
 	tap(failed == 0 && cg_kill == 0,
 	    "memcg race: no worker was OOM-killed (memory.events oom_kill 0)",
@@ -859,14 +824,15 @@ static void test_memcg_race(void)
 	tap(exited_ok(bst),
 	    "memcg race: bystander outside the cgroup lived, its memory and arena intact",
 	    "%s", status_str(bst));
-	tap(counter("pages_in_use") == start && cg_value("memory.current") < MCG_MAX / 4,
+	tap(secarena_counter("pages_in_use") == start &&
+	    cg_value("memory.current") < MCG_MAX / 4,
 	    "memcg race: pages uncharged after exit",
 	    "pages_in_use %lld (start %lld), memory.current %lld",
-	    counter("pages_in_use"), start, cg_value("memory.current"));
+	    secarena_counter("pages_in_use"), start, cg_value("memory.current"));
 	munmap(r, ps);
 out:
 	restore_state();
-	tap(!cg_made && access(cg_path, F_OK) && (!cg_enabled_memory),
+	tap(!cg.made && access(cg.path, F_OK) && !cg.enabled_memory,
 	    "memcg race: cgroup removed, subtree_control restored", NULL);
 }
 
@@ -904,7 +870,7 @@ static void step_worker(struct step_slot *w, int cmd)
 	__atomic_store_n(&w->ready, 1, __ATOMIC_SEQ_CST);
 	/* A pipe read allocates nothing in the cgroup; 'x' or EOF ends. */
 	while (read(cmd, &c, 1) == 1 && c == 'm' && n < MCG_MAX / 4096) {
-		int e = arena_map(&a[n], w->size, SECARENA_FORK_PRIVATE);
+		int e = arena_create(&a[n], w->size, 1, SECARENA_FORK_PRIVATE);
 
 		n += !e;
 		w->err = e;
@@ -932,20 +898,20 @@ static int step(struct step_slot *w, int cmd, unsigned int size)
 
 static void test_memcg(void)
 {
-	long long oom0 = vmstat("oom_kill"), start = counter("pages_in_use");
+	long long oom0 = vmstat("oom_kill");
+	long long start = secarena_counter("pages_in_use");
 	long long in_use0 = start;
 	long long cur, before, after, ev_max, cg_oom, cg_kill, in_use;
 	unsigned int pages = 0, granted = 0, refused = 0, held[MCG_PROCS] = { 0 };
 	int cmd[MCG_PROCS][2], brel[2], st[MCG_PROCS], bst, e, i, bad = 0;
 	bool full[MCG_PROCS] = { false }, more = true;
 	struct step_slot *w;
-	char val[32], path[192];
 	pid_t pid[MCG_PROCS], by;
 	double end;
 
 	e = cgroup_setup();
 	tap(!e, "memcg: cgroup with memory.max = 2 MiB, no swap", "%s: errno %d",
-	    cg_path, e);
+	    cg.path, e);
 	if (e)
 		goto out;
 	w = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -963,7 +929,7 @@ static void test_memcg(void)
 	close(brel[0]);
 	if (!bystander_ready(&w[MCG_PROCS].ready))
 		tap(false, "memcg: bystander started", NULL);
-	in_use0 = counter("pages_in_use");
+	in_use0 = secarena_counter("pages_in_use");
 	for (i = 0; i < MCG_PROCS; i++) {
 		if (pipe2(cmd[i], O_CLOEXEC))
 			cmd[i][0] = cmd[i][1] = -1;
@@ -981,13 +947,11 @@ static void test_memcg(void)
 		close(cmd[i][0]);
 	}
 	end = now_s() + 30;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg_path);
 	for (i = 0; i < MCG_PROCS; i++) {
 		while (!__atomic_load_n(&w[i].ready, __ATOMIC_SEQ_CST) &&
 		       now_s() < end)
 			usleep(10000);
-		snprintf(val, sizeof(val), "%d", pid[i]);
-		if (!w[i].ready || write_file(path, val))
+		if (!w[i].ready || test_cgroup_enter(&cg, pid[i]))
 			bad++;
 	}
 	tap(bad == 0, "memcg: 4 nobody workers moved into the cgroup",
@@ -1020,7 +984,7 @@ static void test_memcg(void)
 			more = true;
 		}
 	}
-	in_use = counter("pages_in_use") - in_use0;
+	in_use = secarena_counter("pages_in_use") - in_use0;
 	cur = cg_value("memory.current");
 	tap(bad == 0 && in_use == pages && pages >= 160,
 	    "memcg: arenas granted while headroom is left all succeed",
@@ -1046,12 +1010,12 @@ static void test_memcg(void)
 		diag("memcg: worker %d asks %u pages at memory.current %lld: errno %d, memory.current after %lld",
 		     i, size, before, e, after);
 	}
-	ev_max = cg_key("memory.events", "max");
-	cg_oom = cg_key("memory.events", "oom");
-	tap(bad == 0 && counter("pages_in_use") - in_use0 == pages,
+	ev_max = test_cgroup_key(&cg, "memory.events", "max");
+	cg_oom = test_cgroup_key(&cg, "memory.events", "oom");
+	tap(bad == 0 && secarena_counter("pages_in_use") - in_use0 == pages,
 	    "memcg: over what is left: ENOMEM for each worker, the attempt's pages given back",
 	    "%u ENOMEM of %d, pages_in_use +%lld", refused, MCG_PROCS,
-	    counter("pages_in_use") - in_use0);
+	    secarena_counter("pages_in_use") - in_use0);
 	tap(ev_max >= MCG_PROCS && cg_oom == 0,
 	    "memcg: memory.events: the limit was hit, the OOM path never entered",
 	    "max %lld, oom %lld", ev_max, cg_oom);
@@ -1063,7 +1027,7 @@ static void test_memcg(void)
 	}
 	close(brel[1]);
 	bst = reap(by);
-	cg_kill = cg_key("memory.events", "oom_kill");
+	cg_kill = test_cgroup_key(&cg, "memory.events", "oom_kill");
 	tap(bad == 0 && cg_kill == 0,
 	    "memcg: no worker was OOM-killed (memory.events oom_kill 0)",
 	    "workers: %s, %s, %s, %s; oom_kill %lld",
@@ -1074,15 +1038,15 @@ static void test_memcg(void)
 	tap(exited_ok(bst),
 	    "memcg: bystander outside the cgroup lived, its memory and arena intact",
 	    "%s", status_str(bst));
-	tap(counter("pages_in_use") == start &&
+	tap(secarena_counter("pages_in_use") == start &&
 	    cg_value("memory.current") < MCG_MAX / 4,
 	    "memcg: pages uncharged after exit",
 	    "pages_in_use %lld (start %lld), memory.current %lld",
-	    counter("pages_in_use"), start, cg_value("memory.current"));
+	    secarena_counter("pages_in_use"), start, cg_value("memory.current"));
 	munmap(w, ps);
 out:
 	restore_state();
-	tap(!cg_made && access(cg_path, F_OK) && !cg_enabled_memory,
+	tap(!cg.made && access(cg.path, F_OK) && !cg.enabled_memory,
 	    "memcg: cgroup removed, subtree_control restored", NULL);
 }
 

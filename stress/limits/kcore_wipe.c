@@ -24,7 +24,6 @@
 
 #include "common.h"
 
-#define SECRET_LEN	64
 #define ARENA_PAGES	16
 #define CHUNK		(1UL << 20)
 #define CHUNK_TAIL	(SECRET_LEN + 8)
@@ -33,50 +32,38 @@
 
 /* ---- /proc/kcore ----------------------------------------------------- */
 
-struct segment {
-	uint64_t off, paddr, size;
-};
-
-static int kcore_fd = -1;
-static struct segment seg[64];
-static unsigned int nseg;
+static struct kcore kc = { .fd = -1 };
 static uint64_t text_off;	/* file offset of the kernel text segment */
 static uint64_t ram_bytes;
+static unsigned int nram;	/* segments of the direct map */
 
-/* The RAM (direct map) PT_LOAD segments, and one text page for scrubbing. */
-static int kcore_open(void)
+/*
+ * kcore_open() keeps every segment with a physical address, the kernel
+ * text too: that is RAM the direct map shows already, so it is not scanned.
+ */
+static bool is_text(const Elf64_Phdr *s)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	unsigned int i;
+	return s->p_vaddr >= KTEXT_START;
+}
 
-	kcore_fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
-	if (kcore_fd < 0)
-		return errno;
-	if (pread(kcore_fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof(ph))
-		return EINVAL;
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(kcore_fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) !=
-		    sizeof(ph))
-			return EIO;
-		if (ph.p_type != PT_LOAD || ph.p_paddr == (Elf64_Addr)-1)
-			continue;
-		if (ph.p_vaddr >= KTEXT_START) {
-			text_off = ph.p_offset;
+/* The RAM (direct map) segments to scan, and one text page for scrubbing. */
+static int kcore_ram_open(void)
+{
+	size_t i;
+	int err;
+
+	err = kcore_open(&kc);
+	if (err)
+		return -err;
+	for (i = 0; i < kc.nr; i++) {
+		if (is_text(&kc.seg[i])) {
+			text_off = kc.seg[i].p_offset;
 			continue;
 		}
-		if (nseg == sizeof(seg) / sizeof(seg[0]))
-			return E2BIG;
-		seg[nseg].off = ph.p_offset;
-		seg[nseg].paddr = ph.p_paddr;
-		seg[nseg].size = ph.p_memsz;
-		ram_bytes += ph.p_memsz;
-		nseg++;
+		ram_bytes += kc.seg[i].p_memsz;
+		nram++;
 	}
-	return nseg && text_off ? 0 : ENOENT;
+	return nram && text_off ? 0 : ENOENT;
 }
 
 /*
@@ -88,7 +75,7 @@ static void kcore_scrub_bounce(void)
 {
 	char page[4096];
 
-	(void)!pread(kcore_fd, page, sizeof(page), text_off);
+	(void)!pread(kc.fd, page, sizeof(page), text_off);
 }
 
 /* ---- targets and the candidate filter -------------------------------- */
@@ -200,26 +187,30 @@ static unsigned char *scan_buf;
 static double scan(void)
 {
 	double t0 = now_s();
-	unsigned int s, t;
+	unsigned int t;
+	size_t s;
 
 	for (t = 0; t < ntgt; t++)
 		tgt[t].count = 0;
-	for (s = 0; s < nseg; s++) {
+	for (s = 0; s < kc.nr; s++) {
+		const Elf64_Phdr *sg = &kc.seg[s];
 		uint64_t off;
 
-		for (off = 0; off < seg[s].size; off += CHUNK) {
-			size_t len = seg[s].size - off < CHUNK ?
-				     seg[s].size - off : CHUNK;
-			size_t rd = seg[s].size - off < CHUNK + CHUNK_TAIL ?
-				    seg[s].size - off : CHUNK + CHUNK_TAIL;
+		if (is_text(sg))
+			continue;
+		for (off = 0; off < sg->p_memsz; off += CHUNK) {
+			size_t len = sg->p_memsz - off < CHUNK ?
+				     sg->p_memsz - off : CHUNK;
+			size_t rd = sg->p_memsz - off < CHUNK + CHUNK_TAIL ?
+				    sg->p_memsz - off : CHUNK + CHUNK_TAIL;
 			size_t w, lim;
 			ssize_t n;
 			bool hit = false;
 
-			n = pread(kcore_fd, scan_buf, rd, seg[s].off + off);
+			n = pread(kc.fd, scan_buf, rd, sg->p_offset + off);
 			if (n != (ssize_t)rd) {
 				diag("kcore read at paddr 0x%llx: %zd (errno %d)",
-				     (unsigned long long)(seg[s].paddr + off), n,
+				     (unsigned long long)(sg->p_paddr + off), n,
 				     errno);
 				return -1;
 			}
@@ -328,7 +319,7 @@ static void owner_main(enum kind kind, int cmd, int rep)
 			_exit(2);
 		data = p;
 	} else {
-		if (arena_map(&a, ARENA_PAGES, SECARENA_FORK_PRIVATE))
+		if (arena_create(&a, ARENA_PAGES, 1, SECARENA_FORK_PRIVATE))
 			_exit(2);
 		data = (volatile uint64_t *)a.data;
 	}
@@ -427,7 +418,7 @@ static bool init_on_free(void)
 	bool def = false;
 	FILE *f;
 
-	if (read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+	if (read_text_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		cmdline[0] = '\0';
 	if (strstr(cmdline, "init_on_free=1"))
 		return true;
@@ -453,7 +444,7 @@ static bool debug_pagealloc(void)
 {
 	char cmdline[4096];
 
-	if (read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+	if (read_text_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		return false;
 	return strstr(cmdline, "debug_pagealloc=on");
 }
@@ -515,9 +506,9 @@ int main(void)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	tap_init();
 	alarm(300);
-	e = kcore_open();
+	e = kcore_ram_open();
 	tap(!e, "kcore: RAM segments found", "%u segments, %llu MiB of RAM, errno %d",
-	    nseg, (unsigned long long)(ram_bytes >> 20), e);
+	    nram, (unsigned long long)(ram_bytes >> 20), e);
 	if (e)
 		return tap_done();
 	scan_buf = mmap(NULL, CHUNK + CHUNK_TAIL, PROT_READ | PROT_WRITE,
@@ -527,7 +518,7 @@ int main(void)
 		tap(false, "kcore: scan buffer", "errno %d", errno);
 		return tap_done();
 	}
-	in_use0 = counter("pages_in_use");
+	in_use0 = secarena_counter("pages_in_use");
 
 	for (i = 0; i < NOWN; i++) {
 		own[i].target = -1;
@@ -550,7 +541,7 @@ int main(void)
 			e = own[O_FORK].child_target < 0;
 		}
 	}
-	in_use = counter("pages_in_use");
+	in_use = secarena_counter("pages_in_use");
 	tap(!e && kid > 0 && in_use == in_use0 + 7 * ARENA_PAGES,
 	    "owners: 6 arenas + 1 fork copy + 1 anonymous buffer planted",
 	    "pages_in_use +%lld", in_use - in_use0);
@@ -580,7 +571,7 @@ int main(void)
 	st = command(&own[O_FORK], 'g');
 	r[7] = exited_ok(st) ? 0 : -1;
 	e = command(&own[O_ANON], 'u');
-	in_use = counter("pages_in_use");
+	in_use = secarena_counter("pages_in_use");
 	tap(!r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5] && !r[6] &&
 	    !r[7] && !e && in_use == in_use0 + ARENA_PAGES,
 	    "endings done; only the fork parent's arena is left",
@@ -612,7 +603,7 @@ int main(void)
 			tap(false, "owner exits", "%s: %s", own[i].name,
 			    status_str(st));
 	}
-	in_use = counter("pages_in_use");
+	in_use = secarena_counter("pages_in_use");
 	tap(in_use == in_use0, "owners gone, pages_in_use back",
 	    "%lld (start %lld)", in_use, in_use0);
 	t3 = scan();
@@ -625,6 +616,6 @@ int main(void)
 	    "%d of %u found; scans took %.1f + %.1f + %.1f s", e, ntgt - 1,
 	    t1, t2, t3);
 	explicit_bzero(tgt, sizeof(tgt));
-	close(kcore_fd);
+	kcore_close(&kc);
 	return tap_done();
 }
