@@ -12,6 +12,8 @@
 #     switches the heap on itself, so it runs without the variable.
 #  4. live-scan.sh: s_server and nginx, stock / stock + secure heap /
 #     secarena, six key types, TLS 1.2 and 1.3.
+#  5. arena-full.sh: signing with the arena nearly full, and nginx with
+#     more connections than its arena holds.
 # Exits 0 when it could run (failures are in the TAP), 1 when it could not.
 set -uo pipefail
 
@@ -151,5 +153,15 @@ while read -r line; do
 	esac
 done < <(grep -E '^(not )?ok ' "$B/logs/live-scan.tap")
 grep -q '^1\.\.[1-9]' "$B/logs/live-scan.tap" || tap not-ok "live scan printed its plan"
+
+# ---- 5. a full arena ----
+"$here/arena-full.sh" "$B/arena-full" memfd_secret >"$B/logs/arena-full.tap" 2>"$B/logs/arena-full.err"
+while read -r line; do
+	case "$line" in
+	"ok "*) rest=${line#ok }; tap ok "full arena (host, memfd_secret): ${rest#* - }" ;;
+	"not ok "*) rest=${line#not ok }; tap not-ok "full arena (host, memfd_secret): ${rest#* - }" ;;
+	esac
+done < <(grep -E '^(not )?ok ' "$B/logs/arena-full.tap")
+grep -q '^1\.\.[1-9]' "$B/logs/arena-full.tap" || tap not-ok "arena-full.sh printed its plan"
 echo "1..$n"
 exit 0

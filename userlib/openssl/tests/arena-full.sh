@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# arena-full.sh OUTDIR BACKEND: what a full secure heap does to the patched
+# OpenSSL, as TAP.
+#
+#  1. tests/exhaustion_sign for RSA-2048, 3-prime RSA-3072, RSA-PSS and
+#     P-256: signatures made while the heap is nearly full may fail, but
+#     every signature made once there is room again must verify.
+#  2. Debian's nginx (one worker, a 64 KiB arena, RSA-2048) against one
+#     client that holds 100 connections open, for TLS 1.2 and 1.3: the
+#     arena fills, so some handshakes are refused, with an error in nginx's
+#     log, not a crash. Once the client lets go, 40 new connections (more
+#     than RSA's blinding counter of 32) must all succeed: curl checks the
+#     server's signature in every handshake. The worker must be the same
+#     process throughout.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+ossl=$(dirname "$here")
+top=$(cd "$ossl/../.." && pwd)
+inst=$top/build/openssl/install
+out=${1:?usage: arena-full.sh OUTDIR BACKEND}
+backend=${2:?usage: arena-full.sh OUTDIR BACKEND}
+port=${ARENA_FULL_PORT:-18543}
+arena="OPENSSL_SECARENA=backend=$backend,strict=yes,size=64K,arenas=1"
+n=0
+tap() { # tap ok|not-ok NAME [DETAIL]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $n - $2${3:+ # $3}"
+	else
+		echo "not ok $n - $2${3:+ # $3}"
+	fi
+}
+finish() {
+	echo "1..$n"
+	exit 0
+}
+rm -rf "$out"
+mkdir -p "$out/nginx/tmp"
+
+# ---- 1. signing with the heap nearly full ----
+for key in rsa2048 rsa3p3072 rsapss2048 p256; do
+	case $key in
+	rsa2048) args=(-algorithm RSA -pkeyopt rsa_keygen_bits:2048) ;;
+	rsa3p3072) args=(-algorithm RSA -pkeyopt rsa_keygen_bits:3072 -pkeyopt rsa_keygen_primes:3) ;;
+	rsapss2048) args=(-algorithm RSA-PSS -pkeyopt rsa_keygen_bits:2048) ;;
+	p256) args=(-algorithm EC -pkeyopt ec_paramgen_curve:P-256) ;;
+	esac
+	openssl genpkey "${args[@]}" -out "$out/$key.key" 2>/dev/null
+	got=$(env "$arena" LD_LIBRARY_PATH="$inst/lib" "$ossl/build/exhaustion_sign" \
+		"$out/$key.key" 300 2>"$out/exhaustion-$key.err")
+	read -r _ pressured _ failed _ after _ bad <<<"$got"
+	if [ "${failed:-0}" -gt 0 ] && [ "${after:-0}" = 900 ] && [ "$bad" = 0 ]; then
+		tap ok "$key: signing fails cleanly under pressure, signs right after" \
+			"$failed of $pressured failed, $after after, 0 bad"
+	else
+		tap not-ok "$key: signing fails cleanly under pressure, signs right after" \
+			"got '$got' $(head -c 200 "$out/exhaustion-$key.err")"
+	fi
+done
+
+# ---- 2. nginx with more connections than its arena holds ----
+command -v nginx >/dev/null || { tap not-ok "nginx" "no nginx"; finish; }
+openssl req -x509 -key "$out/rsa2048.key" -out "$out/rsa2048.crt" -subj /CN=localhost \
+	-days 30 2>/dev/null
+
+answered_all() { # answered_all TLS COUNT: 0 if COUNT new connections all answered
+	local tls=$1 ok=0
+	for _ in $(seq "$2"); do
+		curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" "https://127.0.0.1:$port/" |
+			grep -q '^secarena live scan$' && ok=$((ok + 1))
+	done
+	echo "$ok"
+	[ "$ok" = "$2" ]
+}
+
+for tls in 1.2 1.3; do
+	sed -e "s|@OUT@|$out/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$out/rsa2048.key|g" \
+		-e "s|@CRT@|$out/rsa2048.crt|g" -e "s|@TLS@|TLSv$tls|g" \
+		-e 's/worker_processes 2;/worker_processes 1;/' -e 's/worker_connections 64;/worker_connections 512;/' \
+		"$here/nginx.conf.in" >"$out/nginx/nginx.conf"
+	: >"$out/nginx/error.log"
+	env "$arena" LD_LIBRARY_PATH="$inst/lib" nginx -c "$out/nginx/nginx.conf" \
+		-e "$out/nginx/error.log" >"$out/nginx-$tls.log" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.3
+	worker=$(pgrep -P "$srv")
+	first=$(answered_all "$tls" 3)
+
+	# The client holds its connections until its stdin closes.
+	coproc HOLD { python3 "$here/hold_tls.py" "$port" "$tls" 100; }
+	read -r -t 300 _ held _ refused <&"${HOLD[0]}"
+	eval "exec ${HOLD[1]}>&-"
+	wait "$HOLD_PID" 2>/dev/null
+	sleep 0.5
+	after=$(answered_all "$tls" 40)
+	logged=$(grep -c 'malloc failure' "$out/nginx/error.log")
+	still=$(pgrep -P "$srv")
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	pkill -f "nginx -c $out/nginx/nginx.conf" 2>/dev/null
+
+	detail="before 3/$first, held ${held:-?} refused ${refused:-?}, after 40/$after, log: $logged malloc failures"
+	if [ "$first" = 3 ] && [ "${held:-0}" -gt 0 ] && [ "${refused:-0}" -gt 0 ] && [ "$logged" -gt 0 ]; then
+		tap ok "nginx TLS $tls: the arena fills, handshakes are refused with an error" "$detail"
+	else
+		tap not-ok "nginx TLS $tls: the arena fills, handshakes are refused with an error" "$detail"
+	fi
+	if [ "$after" = 40 ] && [ -n "$worker" ] && [ "$still" = "$worker" ] &&
+		! grep -q 'exited on signal' "$out/nginx/error.log"; then
+		tap ok "nginx TLS $tls: same worker, every handshake after signs right" "$detail"
+	else
+		tap not-ok "nginx TLS $tls: same worker, every handshake after signs right" \
+			"$detail, worker $worker then $still"
+	fi
+done
+finish
