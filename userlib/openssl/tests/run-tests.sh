@@ -143,25 +143,25 @@ import_harness "$B/logs/make-test.log"
 (cd "$B/src" && make test TESTS=test_secmem) >"$B/logs/make-test-secmem.log" 2>&1
 import_harness "$B/logs/make-test-secmem.log"
 
+# import_tap PREFIX LOG: a script's TAP results as ours; no plan is a failure.
+import_tap() {
+	local prefix=$1 log=$2 line rest
+	while read -r line; do
+		case "$line" in
+		"ok "*) rest=${line#ok }; tap ok "$prefix: ${rest#* - }" ;;
+		"not ok "*) rest=${line#not ok }; tap not-ok "$prefix: ${rest#* - }" ;;
+		esac
+	done < <(grep -E '^(not )?ok ' "$log")
+	grep -q '^1\.\.[1-9]' "$log" || tap not-ok "$prefix: printed its plan"
+}
+
 # ---- 4. live servers ----
 "$here/live-scan.sh" "$B/live-scan-host" memfd_secret "${LIVE_SCAN_CONFIGS:-stock,stock-secheap,secarena}" \
 	>"$B/logs/live-scan.tap" 2>"$B/logs/live-scan.err"
-while read -r line; do
-	case "$line" in
-	"ok "*) rest=${line#ok }; tap ok "live scan (host, memfd_secret): ${rest#* - }" ;;
-	"not ok "*) rest=${line#not ok }; tap not-ok "live scan (host, memfd_secret): ${rest#* - }" ;;
-	esac
-done < <(grep -E '^(not )?ok ' "$B/logs/live-scan.tap")
-grep -q '^1\.\.[1-9]' "$B/logs/live-scan.tap" || tap not-ok "live scan printed its plan"
+import_tap "live scan (host, memfd_secret)" "$B/logs/live-scan.tap"
 
 # ---- 5. a full arena ----
 "$here/arena-full.sh" "$B/arena-full" memfd_secret >"$B/logs/arena-full.tap" 2>"$B/logs/arena-full.err"
-while read -r line; do
-	case "$line" in
-	"ok "*) rest=${line#ok }; tap ok "full arena (host, memfd_secret): ${rest#* - }" ;;
-	"not ok "*) rest=${line#not ok }; tap not-ok "full arena (host, memfd_secret): ${rest#* - }" ;;
-	esac
-done < <(grep -E '^(not )?ok ' "$B/logs/arena-full.tap")
-grep -q '^1\.\.[1-9]' "$B/logs/arena-full.tap" || tap not-ok "arena-full.sh printed its plan"
+import_tap "full arena (host, memfd_secret)" "$B/logs/arena-full.tap"
 echo "1..$n"
 exit 0
