@@ -13,13 +13,17 @@
 #     log, not a crash. Once the client lets go, 40 new connections (more
 #     than RSA's blinding counter of 32) must all succeed: curl checks the
 #     server's signature in every handshake. The worker must be the same
-#     process throughout.
+#     process throughout. While the arena is full, tools/leakscan reads the
+#     master and the worker from outside for the key and for the secrets of
+#     the held connections (the client's key log): a failed secure
+#     allocation must not have put any of them in the normal heap.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 ossl=$(dirname "$here")
 top=$(cd "$ossl/../.." && pwd)
 inst=$top/build/openssl/install
+leakscan=$top/tools/leakscan/build/leakscan
 out=${1:?usage: arena-full.sh OUTDIR BACKEND}
 backend=${2:?usage: arena-full.sh OUTDIR BACKEND}
 port=${ARENA_FULL_PORT:-18543}
@@ -66,6 +70,31 @@ command -v nginx >/dev/null || { tap not-ok "nginx" "no nginx"; finish; }
 openssl req -x509 -key "$out/rsa2048.key" -out "$out/rsa2048.crt" -subj /CN=localhost \
 	-days 30 2>/dev/null
 
+field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
+
+# scan_full KEYLOG PID...: "0" if every process has one arena, unreadable,
+# and no hit outside it; else what was found.
+scan_full() {
+	local keylog=$1 p line hits found=""
+	shift
+	for p in "$@"; do
+		"$leakscan" --keylog "$keylog" "$out/rsa2048.key" "$p" >"$out/scan-$p.txt" 2>&1
+		line=$(grep -E "^leakscan: pid $p: outside-arena:" "$out/scan-$p.txt")
+		if [ -z "$line" ]; then
+			found="$found pid $p: scan failed"
+			continue
+		fi
+		hits=0
+		for f in whole pieces pem der tls tlskeys; do
+			hits=$((hits + $(echo "$line" | field "$f")))
+		done
+		[ "$hits" = 0 ] || found="$found pid $p: $hits hits"
+		[ "$(echo "$line" | field regions)" = 1 ] && [ "$(echo "$line" | field readable)" = 0 ] ||
+			found="$found pid $p: not one unreadable arena"
+	done
+	echo "${found:-0}"
+}
+
 answered_all() { # answered_all TLS COUNT: 0 if COUNT new connections all answered
 	local tls=$1 ok=0
 	for _ in $(seq "$2"); do
@@ -94,14 +123,17 @@ for tls in 1.2 1.3; do
 	first=$(answered_all "$tls" 3)
 
 	# The client holds its connections until its stdin closes.
-	coproc HOLD { python3 "$here/hold_tls.py" "$port" "$tls" 100; }
+	rm -f "$out/keylog-$tls"
+	coproc HOLD { python3 "$here/hold_tls.py" "$port" "$tls" 100 "$out/keylog-$tls"; }
 	read -r -t 300 _ held _ refused <&"${HOLD[0]}"
+	scanned=$(scan_full "$out/keylog-$tls" "$srv" "$worker")
 	eval "exec ${HOLD[1]}>&-"
 	wait "$HOLD_PID" 2>/dev/null
 	sleep 0.5
 	after=$(answered_all "$tls" 40)
 	logged=$(grep -c 'malloc failure' "$out/nginx/error.log")
 	still=$(pgrep -P "$srv")
+	secrets=$(grep -c '^[A-Z]' "$out/keylog-$tls" 2>/dev/null)
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	pkill -f "nginx -c $out/nginx/nginx.conf" 2>/dev/null
@@ -118,6 +150,13 @@ for tls in 1.2 1.3; do
 	else
 		tap not-ok "nginx TLS $tls: same worker, every handshake after signs right" \
 			"$detail, worker $worker then $still"
+	fi
+	if [ "$scanned" = 0 ] && [ "${secrets:-0}" -gt 0 ]; then
+		tap ok "nginx TLS $tls: arena full, 0 hits outside it, arena unreadable" \
+			"key and $secrets logged secrets looked for"
+	else
+		tap not-ok "nginx TLS $tls: arena full, 0 hits outside it, arena unreadable" \
+			"${secrets:-0} logged secrets;$scanned"
 	fi
 done
 finish

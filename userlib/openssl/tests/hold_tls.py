@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""hold_tls.py PORT TLS COUNT: open COUNT TLS connections to 127.0.0.1:PORT
-one after another (TLS is 1.2 or 1.3), make one HTTP request on each and
-keep every connection that answered open until stdin closes.
+"""hold_tls.py PORT TLS COUNT [KEYLOG]: open COUNT TLS connections to
+127.0.0.1:PORT one after another (TLS is 1.2 or 1.3), make one HTTP request
+on each and keep every connection that answered open until stdin closes.
+With KEYLOG, their secrets go to that file (NSS key log format).
 
 Prints "answered A refused R" once all COUNT were tried: answered means
 the handshake and the request succeeded, refused means either failed
@@ -15,14 +16,16 @@ import sys
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[2] not in ("1.2", "1.3"):
-        sys.exit("usage: hold_tls.py PORT 1.2|1.3 COUNT")
+    if len(sys.argv) not in (4, 5) or sys.argv[2] not in ("1.2", "1.3"):
+        sys.exit("usage: hold_tls.py PORT 1.2|1.3 COUNT [KEYLOG]")
     port, count = int(sys.argv[1]), int(sys.argv[3])
     version = ssl.TLSVersion.TLSv1_3 if sys.argv[2] == "1.3" else ssl.TLSVersion.TLSv1_2
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     ctx.minimum_version = ctx.maximum_version = version
+    if len(sys.argv) == 5:
+        ctx.keylog_filename = sys.argv[4]
     held, refused = [], 0
     for _ in range(count):
         try:
