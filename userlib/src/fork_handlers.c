@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "fallback_heap.h"
 #include "fork_handlers.h"
+#include "secarena.h"
 #include "thread_cache.h"
 
 static void before_fork(void)
@@ -79,6 +80,10 @@ static void after_fork_child(void)
 		if (a->life != ARENA_LIVE)
 			continue;
 		a->life = a->backend->fork_child(&a->region, allocator.fork_policy);
+		/* An mlock copy that could not be locked again is not to be used. */
+		if (a->life == ARENA_LIVE && (allocator.flags & SECARENA_F_REQUIRE_LOCKED) &&
+		    !(a->region.protection & SECARENA_PROT_LOCKED))
+			a->life = ARENA_GONE;
 		if (a->life != ARENA_LIVE)
 			allocator.live_arenas--;
 		/*

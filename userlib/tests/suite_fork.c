@@ -243,9 +243,10 @@ TEST(fork, policy_none)
  * made at fork whatever the limit: only its lock is refused, and the
  * protection bits must say so.
  */
-static void copy_refused_child(char *a)
+static void copy_refused_child(char *a, unsigned int flags)
 {
-	int mlock = strcmp(test_backend(), "mlock") == 0;
+	/* With REQUIRE_LOCKED an unlocked mlock copy is as good as none. */
+	int mlock = strcmp(test_backend(), "mlock") == 0 && !(flags & SECARENA_F_REQUIRE_LOCKED);
 	int mapped = page_mapped(a), allocated = secarena_allocated(a);
 	int owned = secarena_owns(a), content = mapped && strcmp(a, "parent-secret") == 0;
 	unsigned int prot = secarena_protection();
@@ -276,13 +277,13 @@ static void copy_refused_child(char *a)
  */
 static void copy_refused(void *arg)
 {
+	unsigned int flags = SECARENA_F_FORK_PRIVATE | (unsigned int)(uintptr_t)arg;
 	struct rlimit zero = { 0, 0 };
 	int status;
 	char *a;
 	pid_t pid;
 
-	(void)arg;
-	if (secarena_init(1 << 20, 16, SECARENA_F_FORK_PRIVATE) != 0 ||
+	if (secarena_init(1 << 20, 16, flags) != 0 ||
 	    !(a = secarena_malloc(64))) {
 		fprintf(stderr, "parent: init or malloc failed, errno %d\n", errno);
 		_exit(1);
@@ -294,7 +295,7 @@ static void copy_refused(void *arg)
 	}
 	pid = fork();
 	if (pid == 0)
-		copy_refused_child(a);
+		copy_refused_child(a, flags);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "parent: child status %#x\n", status);
 		_exit(1);
@@ -318,6 +319,12 @@ TEST(fork, private_copy_refused)
 	status = run_in_child(copy_refused, NULL, err, sizeof(err));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		tap_diag("status %#x; stderr: %s", status, err);
+		return 1;
+	}
+	status = run_in_child(copy_refused, (void *)(uintptr_t)SECARENA_F_REQUIRE_LOCKED, err,
+			      sizeof(err));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		tap_diag("with SECARENA_F_REQUIRE_LOCKED: status %#x; stderr: %s", status, err);
 		return 1;
 	}
 	return 0;
