@@ -8,8 +8,8 @@
  * libsecarena: memfd_secret backend unless SECARENA_BACKEND says otherwise,
  * 16 MiB arena, 16-byte minimum. OpenSSL: CRYPTO_secure_malloc_init(1 << 24,
  * 16) of the system libcrypto. glibc: malloc/free (which does not wipe), and
- * malloc/free with explicit_bzero of the usable size first: the floor for any
- * allocator that wipes what it frees.
+ * malloc/free with explicit_bzero of the usable size first: glibc made to
+ * wipe what it frees.
  *
  * A last row has no allocator at all: libsecarena runs the workload once
  * untimed, recording the address and size of every block it frees, then the
@@ -46,7 +46,7 @@ static void *glibc_alloc(size_t n) { return malloc(n); }
 static void glibc_release(void *p) { free(p); }
 static void *openssl_alloc(size_t n) { return CRYPTO_secure_malloc(n, __FILE__, __LINE__); }
 static void openssl_release(void *p) { CRYPTO_secure_free(p, __FILE__, __LINE__); }
-/* The floor for any allocator that wipes on free: glibc plus the wipe. */
+/* glibc made to wipe what it frees, as libsecarena does. */
 static void glibc_wipe_release(void *p)
 {
 	if (p)
