@@ -33,6 +33,8 @@ tap() { # tap ok|not-ok|skip NAME [DETAIL]
 	esac
 }
 mkdir -p "$B/logs"
+# shellcheck source=userlib/openssl/tests/import-tap.sh
+. "$here/import-tap.sh"
 
 # ---- 1. build ----
 if "$ossl/build.sh" >"$B/logs/build-sh.log" 2>&1; then
@@ -142,18 +144,6 @@ import_harness() { # import_harness LOG: one result per test file
 import_harness "$B/logs/make-test.log"
 (cd "$B/src" && make test TESTS=test_secmem) >"$B/logs/make-test-secmem.log" 2>&1
 import_harness "$B/logs/make-test-secmem.log"
-
-# import_tap PREFIX LOG: a script's TAP results as ours; no plan is a failure.
-import_tap() {
-	local prefix=$1 log=$2 line rest
-	while read -r line; do
-		case "$line" in
-		"ok "*) rest=${line#ok }; tap ok "$prefix: ${rest#* - }" ;;
-		"not ok "*) rest=${line#not ok }; tap not-ok "$prefix: ${rest#* - }" ;;
-		esac
-	done < <(grep -E '^(not )?ok ' "$log")
-	grep -q '^1\.\.[1-9]' "$log" || tap not-ok "$prefix: printed its plan"
-}
 
 # ---- 4. live servers ----
 "$here/live-scan.sh" "$B/live-scan-host" memfd_secret "${LIVE_SCAN_CONFIGS:-stock,stock-secheap,secarena}" \

@@ -28,6 +28,8 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 	if [ "$1" = ok ]; then echo "ok $n - $2"; else echo "not ok $n - $2${3:+ # $3}"; fi
 }
 finish() { echo "1..$n"; exit 0; }
+# shellcheck source=userlib/openssl/tests/import-tap.sh
+. "$here/import-tap.sh"
 
 if [ ! -x "$inst/bin/openssl" ] || [ ! -x "$leakscan" ]; then
 	tap not-ok "patched OpenSSL and leakscan built on the host" "missing $inst/bin/openssl or $leakscan"
@@ -42,13 +44,7 @@ if [ -d "$B/live-scan-host/keys" ]; then
 	cp -n "$B/live-scan-host/keys"/* "$out/live/keys/" 2>/dev/null
 fi
 "$here/live-scan.sh" "$out/live" device secarena >"$out/live-scan.tap" 2>"$out/live-scan.err"
-while read -r line; do
-	case "$line" in
-	"ok "*) rest=${line#ok }; tap ok "live scan (device): ${rest#* - }" ;;
-	"not ok "*) rest=${line#not ok }; tap not-ok "live scan (device): ${rest#* - }" ;;
-	esac
-done < <(grep -E '^(not )?ok ' "$out/live-scan.tap")
-grep -q '^1\.\.[1-9]' "$out/live-scan.tap" || tap not-ok "live scan (device) printed its plan"
+import_tap "live scan (device)" "$out/live-scan.tap"
 
 # ---- 2. core dumps ----
 keys=$out/live/keys
@@ -59,7 +55,7 @@ echo "$core_dir/core.%p" >/proc/sys/kernel/core_pattern
 port=18543
 
 core_of() { # core_of NAME BIN ENV...: serve 3 requests, SIGABRT, echo the core path
-	local name=$1 bin=$2 pid i
+	local name=$1 bin=$2 pid
 	shift 2
 	(
 		ulimit -c unlimited
@@ -67,17 +63,17 @@ core_of() { # core_of NAME BIN ENV...: serve 3 requests, SIGABRT, echo the core 
 			-key "$keys/rsa2048.key" -cert "$keys/rsa2048.crt"
 	) >"$out/core-$name.log" 2>&1 &
 	pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		sleep 0.1
 	done
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		printf 'GET / HTTP/1.0\r\n\r\n' | timeout 20 openssl s_client \
 			-connect "127.0.0.1:$port" -quiet >/dev/null 2>&1
 	done
 	kill -ABRT "$pid"
 	wait "$pid" 2>/dev/null
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		[ -s "$core_dir/core.$pid" ] && break
 		sleep 0.1
 	done
