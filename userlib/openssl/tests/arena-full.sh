@@ -95,6 +95,13 @@ scan_full() {
 	echo "${found:-0}"
 }
 
+# open_conns: established TCP connections whose local port is $port (the
+# server's side), from /proc/net/tcp (no ss(8) needed).
+open_conns() {
+	awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" && $4 == "01" { n++ } END { print n + 0 }' \
+		/proc/net/tcp
+}
+
 answered_all() { # answered_all TLS COUNT: 0 if COUNT new connections all answered
 	local tls=$1 ok=0
 	for _ in $(seq "$2"); do
@@ -129,7 +136,11 @@ for tls in 1.2 1.3; do
 	scanned=$(scan_full "$out/keylog-$tls" "$srv" "$worker")
 	eval "exec ${HOLD[1]}>&-"
 	wait "$HOLD_PID" 2>/dev/null
-	sleep 0.5
+	# Until nginx has closed them all and freed their arena blocks.
+	for _ in $(seq 100); do
+		[ "$(open_conns)" = 0 ] && break
+		sleep 0.1
+	done
 	after=$(answered_all "$tls" 40)
 	logged=$(grep -c 'malloc failure' "$out/nginx/error.log")
 	still=$(pgrep -P "$srv")
