@@ -54,6 +54,19 @@ kmemleak_check() {
 		result not-ok "kmemleak $1: nothing from secarena" "$ours of $all unreferenced objects are ours"
 }
 
+# The first memory cgroup turns on the kernel's memcg static keys, which
+# patches live code (text_poke_bp) on every CPU. Under TCG that once hit a
+# stale int3 on the other vCPU, an "Oops: int3" in kmem_cache_alloc() and a
+# panic, when secarena_api made its memcg while the kselftest runner was
+# busy. Make and remove one now, while the guest is idle; the tests' own
+# cgroups then patch nothing.
+cg=/sys/fs/cgroup/secarena-warmup
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir "$cg" 2>/dev/null && rmdir "$cg"
+fi
+
 dmesg -C
 if insmod "$ko"; then result ok insmod; else result not-ok insmod; exit 0; fi
 [ -c /dev/secarena ] && result ok "device node" || result not-ok "device node"
