@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * secarena page sets: allocation, charging, copying for fork children and
- * wiping. Every page that ever held arena data is zeroed here before it
+ * secarena page sets: allocation, copying for fork children, wiping and
+ * revoking. Every page that ever held arena data is zeroed here before it
  * goes back to the page allocator, whatever ended the arena.
  *
  * Pages come from alloc_page() and are never put on an LRU list, so they
- * are neither swapped nor migrated: they are pinned by construction. They
- * are charged three ways: to the memory cgroup (GFP_KERNEL_ACCOUNT), to
- * the owning mm's pinned_vm against RLIMIT_MEMLOCK (as RDMA does for the
- * pages it pins), and to the module's own caps.
+ * are neither swapped nor migrated. They are mapped by PFN (vma.c), so no
+ * PTE holds a reference and get_user_pages() cannot take one: the single
+ * reference alloc_page() returned is the only one, and the wipe below is
+ * the last thing that touches the page. Charging is account.c's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,63 +18,10 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/user_namespace.h>
 
 #include "secarena.h"
-
-static DEFINE_SPINLOCK(stats_lock);
-static struct secarena_stats stats;
-static bool hibernating;		/* under stats_lock */
-
-/* Module caps and hibernation; RLIMIT_MEMLOCK is charge_memlock()'s. */
-static int charge_global(unsigned long nr)
-{
-	int err = 0;
-
-	spin_lock(&stats_lock);
-	if (hibernating) {
-		stats.refused_hibernation++;
-		err = -EAGAIN;
-	} else if (nr > READ_ONCE(secarena_max_arena_pages) ||
-		   stats.pages_in_use + nr > READ_ONCE(secarena_max_total_pages)) {
-		stats.refused_limit++;
-		err = -ENOMEM;
-	} else {
-		stats.pages_in_use += nr;
-		stats.pages_peak = max(stats.pages_peak, stats.pages_in_use);
-		stats.mapped++;
-	}
-	spin_unlock(&stats_lock);
-	return err;
-}
-
-static void uncharge_global(unsigned long nr)
-{
-	spin_lock(&stats_lock);
-	stats.pages_in_use -= nr;
-	stats.mapped--;
-	spin_unlock(&stats_lock);
-}
-
-/*
- * pinned_vm is atomic, so the charge needs no mmap lock: ->close runs under
- * a read lock on munmap, and uncharging must work from there.
- */
-static int charge_memlock(struct mm_struct *mm, unsigned long nr)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 pinned = atomic64_add_return(nr, &mm->pinned_vm);
-
-	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(nr, &mm->pinned_vm);
-		spin_lock(&stats_lock);
-		stats.refused_limit++;
-		spin_unlock(&stats_lock);
-		return -EAGAIN;
-	}
-	return 0;
-}
 
 static void wipe_page(struct page *page)
 {
@@ -98,18 +45,17 @@ static void free_pages_wiped(struct page **page, unsigned long nr)
 }
 
 /* Charged, empty set for @mm; the caller fills p->page[]. */
-static struct secarena_pages *pages_new(struct mm_struct *mm, unsigned long nr,
-					unsigned int guard, u32 policy)
+static struct secarena_pages *pages_new(struct mm_struct *mm,
+					struct address_space *mapping,
+					unsigned long nr, unsigned int guard,
+					u32 policy, bool privileged)
 {
 	struct secarena_pages *p;
 	int err;
 
-	err = charge_global(nr);
+	err = secarena_charge_memlock(mm, nr);
 	if (err)
 		return ERR_PTR(err);
-	err = charge_memlock(mm, nr);
-	if (err)
-		goto out_global;
 
 	err = -ENOMEM;
 	p = kzalloc(sizeof(*p), SECARENA_GFP);
@@ -120,34 +66,42 @@ static struct secarena_pages *pages_new(struct mm_struct *mm, unsigned long nr,
 		goto out_free;
 
 	kref_init(&p->ref);
-	mmgrab(mm);
-	p->mm = mm;
+	mutex_init(&p->lock);
+	p->mapping = mapping;
 	p->nr = nr;
 	p->guard = guard;
 	p->policy = policy;
+	p->privileged = privileged;
+	err = secarena_account_add(p);
+	if (err)
+		goto out_free_array;
+	mmgrab(mm);
+	p->mm = mm;
 	return p;
 
+out_free_array:
+	kvfree(p->page);
 out_free:
 	kfree(p);
 out_memlock:
 	atomic64_sub(nr, &mm->pinned_vm);
-out_global:
-	uncharge_global(nr);
 	return ERR_PTR(err);
 }
 
+/* Every PTE that mapped @p is gone: callers make sure of it. */
 static void pages_destroy(struct secarena_pages *p)
 {
+	secarena_account_remove(p);
 	free_pages_wiped(p->page, p->nr);
 	kvfree(p->page);
 	atomic64_sub(p->nr, &p->mm->pinned_vm);
 	mmdrop(p->mm);
-	uncharge_global(p->nr);
+	mutex_destroy(&p->lock);
 	kfree(p);
 }
 
-/* Fill every slot with a page; on failure the set is destroyed. */
-static int pages_fill(struct secarena_pages *p, const struct secarena_pages *src)
+/* Fill every slot with a page; on failure the caller destroys the set. */
+static int pages_fill(struct secarena_pages *p, struct secarena_pages *src)
 {
 	unsigned long i;
 
@@ -167,12 +121,16 @@ static int pages_fill(struct secarena_pages *p, const struct secarena_pages *src
 }
 
 struct secarena_pages *secarena_pages_alloc(struct mm_struct *mm,
+					    struct address_space *mapping,
 					    unsigned long nr,
 					    unsigned int guard, u32 policy)
 {
-	struct secarena_pages *p = pages_new(mm, nr, guard, policy);
+	/* _noaudit: a user without the capability is no policy violation. */
+	bool privileged = ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK);
+	struct secarena_pages *p;
 	int err;
 
+	p = pages_new(mm, mapping, nr, guard, policy, privileged);
 	if (IS_ERR(p))
 		return p;
 	err = pages_fill(p, NULL);
@@ -186,14 +144,18 @@ struct secarena_pages *secarena_pages_alloc(struct mm_struct *mm,
 /*
  * A fork child's private copy. Parent threads may write while it is taken;
  * that race is the parent's own, as with any memory it writes during fork.
+ * A revoked set has nothing left to copy.
  */
-struct secarena_pages *secarena_pages_copy(const struct secarena_pages *src,
+struct secarena_pages *secarena_pages_copy(struct secarena_pages *src,
 					   struct mm_struct *mm)
 {
-	struct secarena_pages *p = pages_new(mm, src->nr, src->guard,
-					     src->policy);
+	struct secarena_pages *p;
 	int err;
 
+	if (READ_ONCE(src->revoked))
+		return ERR_PTR(-EAGAIN);
+	p = pages_new(mm, src->mapping, src->nr, src->guard, src->policy,
+		      src->privileged);
 	if (IS_ERR(p))
 		return p;
 	err = pages_fill(p, src);
@@ -214,6 +176,23 @@ void secarena_pages_wipe(struct secarena_pages *p)
 	}
 }
 
+/*
+ * Take @p away from every process that maps it: no fault maps a page once
+ * revoked is set under p->lock, every PTE is then zapped through the
+ * file's mapping (all vmas of all arenas mapped through it; only
+ * hibernation revokes, and then it revokes all), and the pages are wiped
+ * last, when nothing can write them any more. The pages stay charged
+ * until the vmas go.
+ */
+void secarena_pages_revoke(struct secarena_pages *p)
+{
+	mutex_lock(&p->lock);
+	p->revoked = true;
+	mutex_unlock(&p->lock);
+	unmap_mapping_range(p->mapping, 0, 0, 1);
+	secarena_pages_wipe(p);
+}
+
 static void pages_release(struct kref *ref)
 {
 	struct secarena_pages *p = container_of(ref, struct secarena_pages, ref);
@@ -230,65 +209,4 @@ static void pages_release(struct kref *ref)
 void secarena_pages_put(struct secarena_pages *p)
 {
 	kref_put(&p->ref, pages_release);
-}
-
-void secarena_stats_get(struct secarena_stats *out)
-{
-	spin_lock(&stats_lock);
-	*out = stats;
-	spin_unlock(&stats_lock);
-}
-
-void secarena_stats_open(void)
-{
-	spin_lock(&stats_lock);
-	stats.arenas++;
-	spin_unlock(&stats_lock);
-}
-
-void secarena_stats_release(void)
-{
-	spin_lock(&stats_lock);
-	stats.arenas--;
-	spin_unlock(&stats_lock);
-}
-
-void secarena_stats_foreign_mmap(void)
-{
-	spin_lock(&stats_lock);
-	stats.refused_foreign_mmap++;
-	spin_unlock(&stats_lock);
-}
-
-void secarena_stats_fork_copy_failed(void)
-{
-	spin_lock(&stats_lock);
-	stats.fork_copy_failed++;
-	spin_unlock(&stats_lock);
-}
-
-/*
- * A hibernation image would write every arena page to disk. Refuse while
- * any page is in use, and refuse new arenas until hibernation is over.
- */
-int secarena_hibernation_block(void)
-{
-	int err = 0;
-
-	spin_lock(&stats_lock);
-	if (stats.pages_in_use) {
-		stats.refused_hibernation++;
-		err = -EBUSY;
-	} else {
-		hibernating = true;
-	}
-	spin_unlock(&stats_lock);
-	return err;
-}
-
-void secarena_hibernation_unblock(void)
-{
-	spin_lock(&stats_lock);
-	hibernating = false;
-	spin_unlock(&stats_lock);
 }

@@ -31,14 +31,28 @@ unsigned long secarena_max_total_pages = 262144;
 module_param_named(max_total_pages, secarena_max_total_pages, ulong, 0644);
 MODULE_PARM_DESC(max_total_pages, "Most data pages all arenas may hold");
 
+/* A quarter of the total: one user alone cannot take it all. */
+unsigned long secarena_max_user_pages = 65536;
+module_param_named(max_user_pages, secarena_max_user_pages, ulong, 0644);
+MODULE_PARM_DESC(max_user_pages, "Most data pages the arenas of one uid may hold");
+
+/*
+ * The arena belongs to the mm that opened it: only that mm configures and
+ * maps it. Whoever else gets the fd (a fork child, an SCM_RIGHTS or
+ * pidfd_getfd() recipient, the image after execve()) may ask INFO.
+ */
 static int secarena_open(struct inode *inode, struct file *file)
 {
 	struct secarena_file *sf;
 
+	if (!current->mm)
+		return -EPERM;
 	sf = kzalloc(sizeof(*sf), SECARENA_GFP);
 	if (!sf)
 		return -ENOMEM;
 	mutex_init(&sf->lock);
+	mmgrab(current->mm);
+	sf->owner = current->mm;
 	sf->cfg.guard_pages = SECARENA_GUARD_PAGES_DEFAULT;
 	sf->cfg.fork_policy = SECARENA_FORK_PRIVATE;
 	file->private_data = sf;
@@ -51,8 +65,7 @@ static int secarena_release(struct inode *inode, struct file *file)
 {
 	struct secarena_file *sf = file->private_data;
 
-	if (sf->owner)
-		mmdrop(sf->owner);
+	mmdrop(sf->owner);
 	mutex_destroy(&sf->lock);
 	kfree(sf);
 	secarena_stats_release();
@@ -88,7 +101,9 @@ static long ioctl_configure(struct secarena_file *sf, void __user *arg)
 		return err;
 
 	mutex_lock(&sf->lock);
-	if (sf->spent) {
+	if (sf->owner != current->mm) {
+		err = -EPERM;
+	} else if (sf->spent) {
 		err = -EBUSY;
 	} else {
 		sf->cfg = cfg;
@@ -111,6 +126,8 @@ static long ioctl_info(struct secarena_file *sf, void __user *arg)
 	if (sf->pages) {
 		info.data_pages = sf->pages->nr;
 		info.flags |= SECARENA_INFO_MAPPED;
+		if (READ_ONCE(sf->pages->revoked))
+			info.flags |= SECARENA_INFO_REVOKED;
 	} else if (sf->spent) {
 		info.flags |= SECARENA_INFO_SPENT;
 	}
@@ -127,7 +144,7 @@ static long ioctl_wipe(struct secarena_file *sf)
 	long err = 0;
 
 	mutex_lock(&sf->lock);
-	if (sf->owner && sf->owner != current->mm)
+	if (sf->owner != current->mm)
 		err = -EPERM;
 	else if (sf->pages)
 		secarena_pages_wipe(sf->pages);
@@ -177,9 +194,11 @@ SECARENA_STAT_ATTR(mapped);
 SECARENA_STAT_ATTR(pages_in_use);
 SECARENA_STAT_ATTR(pages_peak);
 SECARENA_STAT_ATTR(refused_limit);
+SECARENA_STAT_ATTR(refused_user_limit);
 SECARENA_STAT_ATTR(refused_hibernation);
 SECARENA_STAT_ATTR(refused_foreign_mmap);
 SECARENA_STAT_ATTR(fork_copy_failed);
+SECARENA_STAT_ATTR(revoked_hibernation);
 
 static ssize_t max_arena_pages_show(struct device *dev,
 				    struct device_attribute *attr, char *buf)
@@ -195,6 +214,25 @@ static ssize_t max_total_pages_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(max_total_pages);
 
+static ssize_t max_user_pages_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(secarena_max_user_pages));
+}
+static DEVICE_ATTR_RO(max_user_pages);
+
+/*
+ * Who holds what: "UID PAGES" lines, one per uid with arenas. A table in
+ * one file, against sysfs custom, because the set of uids changes and the
+ * admin needs it read at one instant; root only, as it names users.
+ */
+static ssize_t users_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return secarena_users_show(buf);
+}
+static DEVICE_ATTR_ADMIN_RO(users);
+
 static struct attribute *secarena_attrs[] = {
 	&dev_attr_arenas.attr,
 	&dev_attr_mapped.attr,
@@ -202,17 +240,23 @@ static struct attribute *secarena_attrs[] = {
 	&dev_attr_pages_peak.attr,
 	&dev_attr_max_arena_pages.attr,
 	&dev_attr_max_total_pages.attr,
+	&dev_attr_max_user_pages.attr,
+	&dev_attr_users.attr,
 	&dev_attr_refused_limit.attr,
+	&dev_attr_refused_user_limit.attr,
 	&dev_attr_refused_hibernation.attr,
 	&dev_attr_refused_foreign_mmap.attr,
 	&dev_attr_fork_copy_failed.attr,
+	&dev_attr_revoked_hibernation.attr,
 	NULL
 };
 ATTRIBUTE_GROUPS(secarena);
 
 /*
- * Every page is charged to the opener's RLIMIT_MEMLOCK and memcg, as mlock
- * and memfd_secret are, so any user may open it; udev can narrow that.
+ * Every page is charged to the mapper's RLIMIT_MEMLOCK, memcg and uid
+ * (max_user_pages), as mlock and memfd_secret are to the first two, so
+ * any user may open it without taking memory from another; udev can
+ * narrow that.
  */
 static struct miscdevice secarena_dev = {
 	.minor = MISC_DYNAMIC_MINOR,
@@ -231,9 +275,9 @@ static int secarena_pm_notify(struct notifier_block *nb, unsigned long action,
 {
 	switch (action) {
 	case PM_HIBERNATION_PREPARE:
-		return notifier_from_errno(secarena_hibernation_block());
+		return notifier_from_errno(secarena_hibernation_prepare());
 	case PM_POST_HIBERNATION:
-		secarena_hibernation_unblock();
+		secarena_hibernation_done();
 		break;
 	}
 	return NOTIFY_DONE;

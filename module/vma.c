@@ -2,13 +2,24 @@
 /*
  * secarena mappings: mmap and the vm_operations that keep them whole.
  *
- * Layout: [guard][data][guard]. Data pages are inserted at mmap time;
+ * Layout: [guard][data][guard]. Data pages are mapped at mmap time;
  * guard offsets have no page and the fault handler refuses them, so no
- * protection change can make them readable. The vma is VM_IO, which makes
- * get_user_pages() refuse it: /proc/PID/mem, ptrace and process_vm_*
- * cannot reach the pages. There is deliberately no ->access (the
- * fallback those paths would use) and no ->name (which would force the
- * vma into core dumps).
+ * protection change can make them readable.
+ *
+ * The vma is VM_PFNMAP and every data page goes in as a special PTE
+ * (vmf_insert_pfn). That, not VM_IO, is what keeps the pages from being
+ * pinned: the slow get_user_pages() path refuses VM_IO and VM_PFNMAP
+ * vmas, but the lockless fast path never looks at the vma and takes any
+ * present PTE that is not special. With ordinary PTEs, vmsplice(),
+ * O_DIRECT, AIO and the like took references that outlived the mapping
+ * and its wipe. Special PTEs also hold no reference of their own, so the
+ * module's is the only one and every PTE must be gone before the pages
+ * are freed: munmap and exit zap before ->close, and every error path
+ * here zaps what it inserted.
+ *
+ * There is deliberately no ->access (the fallback /proc/PID/mem, ptrace
+ * and process_vm_* would use) and no ->name (which would force the vma
+ * into core dumps).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,36 +29,64 @@
 #include "compat.h"
 #include "secarena.h"
 
-static int insert_data_pages(struct vm_area_struct *vma,
-			     struct secarena_pages *p)
+static void zap_whole_vma(struct vm_area_struct *vma)
 {
-	unsigned long num = p->nr;
+	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
+}
 
-	return vm_insert_pages(vma, vma->vm_start + p->guard * PAGE_SIZE,
-			       p->page, &num);
+/*
+ * Map every data page of @p into @vma. An error (page tables could not be
+ * allocated) leaves what was inserted; a revoked set inserts nothing.
+ */
+int secarena_insert_pages(struct vm_area_struct *vma,
+			  struct secarena_pages *p)
+{
+	unsigned long addr = vma->vm_start + p->guard * PAGE_SIZE;
+	unsigned long i;
+	vm_fault_t ret;
+	int err = 0;
+
+	mutex_lock(&p->lock);
+	for (i = 0; i < p->nr && !err; i++, addr += PAGE_SIZE) {
+		if (p->revoked) {
+			err = -EAGAIN;
+			break;
+		}
+		ret = vmf_insert_pfn(vma, addr, page_to_pfn(p->page[i]));
+		if (ret & VM_FAULT_ERROR)
+			err = ret & VM_FAULT_OOM ? -ENOMEM : -EFAULT;
+		cond_resched();
+	}
+	mutex_unlock(&p->lock);
+	return err;
 }
 
 /*
  * Runs on fork (child vma, other mm) and on mremap's copy (same mm, undone
- * by ->mremap). dup_mmap() calls ->open before it copies page tables and
- * skips the copy for VM_WIPEONFORK: setting it here keeps a PRIVATE child
- * off the parent's pages even if MADV_KEEPONFORK cleared the flag.
+ * by ->mremap).
+ *
+ * A child that does not share must not keep any PTE of the parent's: they
+ * are special, hold no reference, and would outlive the parent's unmap.
+ * Where dup_mmap() copies page tables before ->open (before upstream
+ * 35e351780fa9, and Debian's 6.1 from 6.1.95 to 6.1.190) after
+ * MADV_KEEPONFORK cleared VM_WIPEONFORK, those PTEs are already in the
+ * child: zap them. Where ->open runs first, setting VM_WIPEONFORK here
+ * keeps dup_mmap() from copying them at all.
  */
 static void secarena_vma_open(struct vm_area_struct *vma)
 {
 	struct secarena_pages *p = vma->vm_private_data;
 	struct secarena_pages *copy;
 
-	if (!p)
-		return;
-	if (vma->vm_mm == p->mm || p->policy == SECARENA_FORK_SHARED) {
+	if (p && (vma->vm_mm == p->mm || p->policy == SECARENA_FORK_SHARED)) {
 		kref_get(&p->ref);
 		return;
 	}
 
+	zap_whole_vma(vma);
 	secarena_vm_flags_set(vma, VM_WIPEONFORK);
 	vma->vm_private_data = NULL;
-	if (p->policy != SECARENA_FORK_PRIVATE)
+	if (!p || p->policy != SECARENA_FORK_PRIVATE)
 		return;
 
 	copy = secarena_pages_copy(p, vma->vm_mm);
@@ -62,8 +101,11 @@ static void secarena_vma_open(struct vm_area_struct *vma)
 		return;
 	}
 	vma->vm_private_data = copy;
-	/* On failure here the fault handler maps the pages on first touch. */
-	insert_data_pages(vma, copy);
+	/*
+	 * On -ENOMEM the fault handler maps the rest on first touch; a set
+	 * revoked meanwhile has SIGBUS there. Either way nothing to undo.
+	 */
+	secarena_insert_pages(vma, copy);
 }
 
 static void secarena_vma_close(struct vm_area_struct *vma)
@@ -74,25 +116,26 @@ static void secarena_vma_close(struct vm_area_struct *vma)
 		secarena_pages_put(p);
 }
 
-/* Reached after MADV_DONTNEED or a failed insert; guards never map. */
+/* Reached after a failed insert, a revoke or at a guard: never a copy. */
 static vm_fault_t secarena_fault(struct vm_fault *vmf)
 {
 	struct secarena_pages *p = vmf->vma->vm_private_data;
 	pgoff_t idx = vmf->pgoff;
-	int err;
+	vm_fault_t ret;
 
 	if (!p)
 		return VM_FAULT_SIGBUS;
 	if (idx < p->guard || idx - p->guard >= p->nr)
 		return VM_FAULT_SIGSEGV;
 
-	err = vm_insert_page(vmf->vma, vmf->address & PAGE_MASK,
-			     p->page[idx - p->guard]);
-	if (err == -ENOMEM)
-		return VM_FAULT_OOM;
-	if (err && err != -EBUSY)
-		return VM_FAULT_SIGBUS;
-	return VM_FAULT_NOPAGE;
+	mutex_lock(&p->lock);
+	if (p->revoked)
+		ret = VM_FAULT_SIGBUS;
+	else
+		ret = vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK,
+				     page_to_pfn(p->page[idx - p->guard]));
+	mutex_unlock(&p->lock);
+	return ret;
 }
 
 /* A split would let part of the arena, or a lone guard, be changed. */
@@ -159,7 +202,8 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 	 * MAP_SHARED sets VM_MAYSHARE; do_mmap() drops VM_SHARED (and
 	 * VM_MAYWRITE) when the file is not open for writing, so a read-only
 	 * MAP_SHARED of an O_RDONLY file must be told apart from MAP_PRIVATE
-	 * by VM_MAYSHARE.
+	 * by VM_MAYSHARE. A private (COW) PFN mapping is also what
+	 * vmf_insert_pfn() refuses to handle.
 	 */
 	if (!(vma->vm_flags & VM_MAYSHARE) || vma->vm_pgoff)
 		return -EINVAL;
@@ -167,7 +211,7 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 
 	mutex_lock(&sf->lock);
-	if (sf->owner && sf->owner != vma->vm_mm) {
+	if (sf->owner != vma->vm_mm) {
 		secarena_stats_foreign_mmap();
 		err = -EPERM;
 		goto out;
@@ -179,21 +223,24 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 	if (err)
 		goto out;
 
-	p = secarena_pages_alloc(vma->vm_mm, nr, guard, policy);
+	p = secarena_pages_alloc(vma->vm_mm, file->f_mapping, nr, guard,
+				 policy);
 	if (IS_ERR(p)) {
 		err = PTR_ERR(p);
 		goto out;
 	}
-	err = insert_data_pages(vma, p);
+
+	/* vmf_insert_pfn() wants the flags first. */
+	secarena_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTDUMP |
+			      VM_DONTEXPAND | policy_vm_flags(policy));
+	secarena_vm_flags_clear(vma, VM_MAYEXEC);
+	err = secarena_insert_pages(vma, p);
 	if (err) {
-		/* mmap_region() zaps what was inserted; our refs go now. */
+		/* No PTE may outlive the pages. */
+		zap_whole_vma(vma);
 		secarena_pages_put(p);
 		goto out;
 	}
-
-	secarena_vm_flags_set(vma, VM_IO | VM_DONTDUMP | VM_DONTEXPAND |
-			      policy_vm_flags(policy));
-	secarena_vm_flags_clear(vma, VM_MAYEXEC);
 	vma->vm_ops = &secarena_vm_ops;
 	vma->vm_private_data = p;
 
@@ -204,10 +251,6 @@ int secarena_mmap(struct file *file, struct vm_area_struct *vma)
 	sf->cfg.data_size = (u64)nr << PAGE_SHIFT;
 	sf->cfg.guard_pages = guard;
 	sf->cfg.fork_policy = policy;
-	if (!sf->owner) {
-		mmgrab(vma->vm_mm);
-		sf->owner = vma->vm_mm;
-	}
 out:
 	mutex_unlock(&sf->lock);
 	return err;

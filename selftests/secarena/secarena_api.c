@@ -23,8 +23,9 @@
 
 static const char * const sysfs_counter_names[] = {
 	"arenas", "mapped", "pages_in_use", "pages_peak", "max_arena_pages",
-	"max_total_pages", "refused_limit", "refused_hibernation",
-	"refused_foreign_mmap", "fork_copy_failed",
+	"max_total_pages", "max_user_pages", "refused_limit",
+	"refused_user_limit", "refused_hibernation", "refused_foreign_mmap",
+	"fork_copy_failed", "revoked_hibernation",
 };
 
 /* ---- capabilities, without libcap ------------------------------------ */
@@ -732,6 +733,63 @@ static __attribute__((noinline)) long faults_reading_and_writing(char *buf,
 	return after - before;
 }
 
+/*
+ * MAP_FIXED over the whole arena splits nothing, so it is not refused: it
+ * unmaps the arena as munmap() would (pages wiped and uncharged), and the
+ * new mapping takes the range.
+ */
+TEST(map_fixed_over_the_whole_arena_unmaps_it)
+{
+	long long in_use = secarena_counter("pages_in_use");
+	struct secarena_info info;
+	struct arena a;
+	char *p;
+
+	ASSERT_LE(0, in_use);
+	ASSERT_EQ(0, arena_create(&a, 4, 1, SECARENA_FORK_PRIVATE));
+	memset(a.data, 0x77, 4 * PS);
+	ASSERT_EQ(in_use + 4, secarena_counter("pages_in_use"));
+	p = mmap(a.base, a.len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ((void *)a.base, p);
+	ASSERT_EQ(in_use, secarena_counter("pages_in_use"));
+	ASSERT_EQ(0, maps_contain(0, SECARENA_DEVICE_PATH));
+	ASSERT_TRUE(all_zero(p + PS, 4 * PS));
+	ASSERT_EQ(0, secarena_get_info(a.fd, &info));
+	ASSERT_EQ(SECARENA_INFO_CONFIGURED | SECARENA_INFO_SPENT, info.flags);
+	ASSERT_EQ(0, munmap(p, a.len));
+	close(a.fd);
+}
+
+static int dontfork_child(void *arg)
+{
+	(void)arg;
+	CHILD_CHECK(maps_contain(0, SECARENA_DEVICE_PATH) == 0);
+	CHILD_CHECK(vm_pin_kb(0) == 0);
+	return 0;
+}
+
+/*
+ * MADV_DONTFORK makes any policy NONE, and for good: MADV_DOFORK is
+ * refused on the arena (VM_IO), so no child ever gets the range back.
+ */
+TEST(madv_dontfork_is_one_way)
+{
+	long long mapped = secarena_counter("mapped");
+	struct arena a;
+	int code = -1;
+
+	ASSERT_LE(0, mapped);
+	ASSERT_EQ(0, arena_create(&a, 2, 1, SECARENA_FORK_SHARED));
+	ASSERT_EQ(0, madvise(a.base, a.len, MADV_DONTFORK));
+	ASSERT_EQ(-1, madvise(a.base, a.len, MADV_DOFORK));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, child_fatal_signal(dontfork_child, NULL, &code));
+	ASSERT_EQ(0, code);
+	ASSERT_EQ(mapped + 1, secarena_counter("mapped"));
+	arena_destroy(&a);
+}
+
 TEST(data_is_zeroed_and_present_at_mmap)
 {
 	const size_t pages = 16;
@@ -935,8 +993,10 @@ TEST(module_params_have_their_defaults)
 {
 	ASSERT_EQ(16384, module_param_get("max_arena_pages"));
 	ASSERT_EQ(262144, module_param_get("max_total_pages"));
+	ASSERT_EQ(65536, module_param_get("max_user_pages"));
 	ASSERT_EQ(16384, secarena_counter("max_arena_pages"));
 	ASSERT_EQ(262144, secarena_counter("max_total_pages"));
+	ASSERT_EQ(65536, secarena_counter("max_user_pages"));
 }
 
 /* Runs as root without CAP_IPC_LOCK, RLIMIT_MEMLOCK = 16 pages. */

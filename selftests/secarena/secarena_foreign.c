@@ -351,60 +351,107 @@ TEST(scm_rights_receiver_cannot_map_owned_arena)
 	arena_destroy(&a);
 }
 
-/* The receiver of a file nobody mapped yet: it maps first and owns it. */
-static int scm_receiver_of_unowned(int sock)
+/*
+ * The receiver of a file nobody mapped yet: the opener still owns it, so
+ * CONFIGURE, mmap and WIPE are refused; INFO shows the opener's settings.
+ */
+static int scm_receiver_of_unmapped(int sock)
 {
-	struct arena a;
-	char cmd, done = 'm';
+	struct secarena_info info;
+	char cmd, done = 'r';
 	int fd;
 
 	fd = recv_fd(sock);
 	CHILD_CHECK(fd >= 0);
-	CHILD_CHECK(arena_map_fd(&a, fd, ARENA_PAGES, 1) == 0);
-	memset(a.data, 0x6b, ARENA_PAGES * PS);
-	CHILD_CHECK(vm_pin_kb(0) == pages_to_kb(ARENA_PAGES));
+	errno = 0;
+	CHILD_CHECK(secarena_configure(fd, 2 * ARENA_PAGES * PS, 2,
+				       SECARENA_FORK_SHARED) == -1);
+	CHILD_CHECK(errno == EPERM);
+	CHILD_CHECK(mmap(NULL, arena_len(ARENA_PAGES, 1),
+			 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	CHILD_CHECK(errno == EPERM);
+	CHILD_CHECK(secarena_wipe(fd) == -1);
+	CHILD_CHECK(errno == EPERM);
+	CHILD_CHECK(secarena_get_info(fd, &info) == 0);
+	CHILD_CHECK(info.data_size == ARENA_PAGES * PS);
+	CHILD_CHECK(info.guard_pages == 1);
+	CHILD_CHECK(info.fork_policy == SECARENA_FORK_PRIVATE);
+	CHILD_CHECK(info.flags == SECARENA_INFO_CONFIGURED);
 	CHILD_CHECK(write_full(sock, &done, 1) == 0);
 	CHILD_CHECK(read_full(sock, &cmd, 1) == 0);
-	/* The sender's refused mmap and WIPE left the data alone. */
-	CHILD_CHECK(a.data[0] == 0x6b && a.data[ARENA_PAGES * PS - 1] == 0x6b);
-	CHILD_CHECK(secarena_wipe(fd) == 0);
-	CHILD_CHECK(all_zero(a.data, ARENA_PAGES * PS));
-	arena_destroy(&a);
+	/* Mapped by the opener by now: still nothing for us. */
+	CHILD_CHECK(secarena_get_info(fd, &info) == 0);
+	CHILD_CHECK(info.flags == (SECARENA_INFO_CONFIGURED | SECARENA_INFO_MAPPED));
+	CHILD_CHECK(info.data_pages == ARENA_PAGES);
+	CHILD_CHECK(secarena_wipe(fd) == -1);
+	CHILD_CHECK(errno == EPERM);
 	return 0;
 }
 
-TEST(scm_rights_first_mapper_owns_the_arena)
+TEST(scm_rights_unmapped_arena_stays_the_openers)
 {
 	long long refused = secarena_counter("refused_foreign_mmap");
-	int sv[2], fd, code = -1;
+	unsigned char secret[SECRET_LEN];
+	int sv[2], code = -1;
 	char done, cmd = 'x';
+	struct arena a;
 	pid_t pid;
 
 	ASSERT_LE(0, refused);
+	ASSERT_EQ(0, random_secret(secret));
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
 	pid = fork_tied();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		close(sv[0]);
-		_exit(scm_receiver_of_unowned(sv[1]));
+		_exit(scm_receiver_of_unmapped(sv[1]));
 	}
 	close(sv[1]);
-	fd = secarena_open(O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, secarena_configure(fd, ARENA_PAGES * PS, 1,
+	a.fd = secarena_open(O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, a.fd);
+	ASSERT_EQ(0, secarena_configure(a.fd, ARENA_PAGES * PS, 1,
 					SECARENA_FORK_PRIVATE));
-	ASSERT_EQ(0, send_fd(sv[0], fd));
+	ASSERT_EQ(0, send_fd(sv[0], a.fd));
 	ASSERT_EQ(0, read_full(sv[0], &done, 1));
-
-	ASSERT_EQ(MAP_FAILED, mmap(NULL, arena_len(ARENA_PAGES, 1),
-				   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-	ASSERT_EQ(EPERM, errno);
-	ASSERT_EQ(-1, secarena_wipe(fd));
-	ASSERT_EQ(EPERM, errno);
 	ASSERT_EQ(refused + 1, secarena_counter("refused_foreign_mmap"));
+
+	/* The receiver's refused CONFIGURE changed nothing. */
+	ASSERT_EQ(0, arena_map_fd(&a, a.fd, ARENA_PAGES, 1));
+	fill_with_secret(a.data, ARENA_PAGES * PS, secret);
 	ASSERT_EQ(0, write_full(sv[0], &cmd, 1));
 	ASSERT_EQ(0, wait_child(pid, &code));
 	ASSERT_EQ(0, code);
+	ASSERT_TRUE(tiled_with_secret(a.data, ARENA_PAGES * PS, secret));
+	arena_destroy(&a);
+}
+
+/* A fork child holding the fd before the first mmap: the same refusals. */
+static int unmapped_fd_child(void *arg)
+{
+	int fd = *(int *)arg;
+
+	errno = 0;
+	CHILD_CHECK(secarena_configure(fd, ARENA_PAGES * PS, 1,
+				       SECARENA_FORK_SHARED) == -1);
+	CHILD_CHECK(errno == EPERM);
+	CHILD_CHECK(mmap(NULL, arena_len(ARENA_PAGES, 1),
+			 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	CHILD_CHECK(errno == EPERM);
+	return 0;
+}
+
+TEST(fork_child_cannot_configure_or_map_an_unmapped_arena)
+{
+	struct secarena_info info;
+	int fd, code = -1;
+
+	fd = secarena_open(O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, child_fatal_signal(unmapped_fd_child, &fd, &code));
+	ASSERT_EQ(0, code);
+	ASSERT_EQ(0, secarena_get_info(fd, &info));
+	ASSERT_EQ(0U, info.flags);
+	ASSERT_EQ((__u32)SECARENA_FORK_PRIVATE, info.fork_policy);
 	close(fd);
 }
 

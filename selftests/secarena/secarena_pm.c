@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * secarena: no hibernation image while any arena holds pages. Opening
- * /dev/snapshot for reading and writing "disk" to /sys/power/state both
- * raise PM_HIBERNATION_PREPARE, which the module refuses with EBUSY; an
- * mmap() while a hibernation is in progress gets EAGAIN.
+ * secarena: no arena page in a hibernation image. Opening /dev/snapshot
+ * for reading and writing "disk" to /sys/power/state both raise
+ * PM_HIBERNATION_PREPARE. An arena mapped with CAP_IPC_LOCK (root's here)
+ * makes the module refuse it with EBUSY; an ordinary user's arenas are
+ * revoked instead (wiped, SIGBUS on the next touch), so that no user can
+ * veto hibernation. An mmap() while a hibernation is in progress gets
+ * EAGAIN.
  *
  * "disk" is only ever written while this test holds an arena, after the
  * /dev/snapshot refusal has shown the module is refusing: with no arena it
@@ -152,6 +155,105 @@ TEST_F(pm, mmap_eagain_while_hibernation_is_in_progress)
 	/* Over: mapping works again. */
 	close(snap);
 	ASSERT_EQ(0, arena_create(&self->a, 2, 1, SECARENA_FORK_PRIVATE));
+}
+
+/* ---- an ordinary user's arena is revoked, not a veto ----------------- */
+
+#define NOBODY	65534
+
+enum revoke_cmd {
+	CMD_CHECK_KEPT = 'k',	/* still mapped and intact */
+	CMD_CHECK_REVOKED = 'r',	/* revoked: flag, SIGBUS */
+	CMD_EXIT = 'e',
+};
+
+/*
+ * As nobody: map an arena (SHARED, so that access_in_child() probes these
+ * very pages), plant the secret, then check what the parent asks.
+ */
+static int unprivileged_owner(int cmd_fd, int report_fd)
+{
+	unsigned char secret[SECRET_LEN];
+	struct secarena_info info;
+	struct fault_report rep;
+	struct arena a;
+	char cmd;
+
+	CHILD_CHECK(become_user(NOBODY) == 0);
+	CHILD_CHECK(random_secret(secret) == 0);
+	CHILD_CHECK(arena_create(&a, 2, 1, SECARENA_FORK_SHARED) == 0);
+	fill_with_secret(a.data, 2 * page_size(), secret);
+	CHILD_CHECK(write_full(report_fd, "m", 1) == 0);
+	for (;;) {
+		CHILD_CHECK(read_full(cmd_fd, &cmd, 1) == 0);
+		CHILD_CHECK(secarena_get_info(a.fd, &info) == 0);
+		switch (cmd) {
+		case CMD_CHECK_KEPT:
+			CHILD_CHECK(!(info.flags & SECARENA_INFO_REVOKED));
+			CHILD_CHECK(tiled_with_secret(a.data, 2 * page_size(),
+						      secret));
+			break;
+		case CMD_CHECK_REVOKED:
+			CHILD_CHECK(info.flags & SECARENA_INFO_REVOKED);
+			CHILD_CHECK(info.flags & SECARENA_INFO_MAPPED);
+			CHILD_CHECK(access_in_child(a.data, false, &rep) == 0);
+			CHILD_CHECK(rep.signal == SIGBUS);
+			CHILD_CHECK(rep.fault_addr == (void *)a.data);
+			CHILD_CHECK(access_in_child(a.data + page_size(), true,
+						    &rep) == 0);
+			CHILD_CHECK(rep.signal == SIGBUS);
+			/* Gone for good, also after the hibernation. */
+			CHILD_CHECK(arena_unmap(&a) == 0);
+			break;
+		case CMD_EXIT:
+			return 0;
+		}
+		CHILD_CHECK(write_full(report_fd, "d", 1) == 0);
+	}
+}
+
+TEST_F(pm, unprivileged_arena_is_revoked_privileged_one_refuses)
+{
+	long long refused = secarena_counter("refused_hibernation");
+	long long revoked = secarena_counter("revoked_hibernation");
+	int down[2], up[2], code = -1;
+	char byte;
+	pid_t pid;
+
+	ASSERT_LE(0, revoked);
+	ASSERT_EQ(0, pipe2(down, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(up, O_CLOEXEC));
+	pid = fork_tied();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(unprivileged_owner(down[0], up[1]));
+	ASSERT_EQ(0, read_full(up[0], &byte, 1));
+	ASSERT_EQ(2, secarena_counter("pages_in_use"));
+
+	/* A privileged arena as well: refused, and nothing revoked. */
+	ASSERT_EQ(0, arena_create(&self->a, 2, 1, SECARENA_FORK_PRIVATE));
+	ASSERT_EQ(EBUSY, snapshot_open_errno());
+	ASSERT_EQ(refused + 1, secarena_counter("refused_hibernation"));
+	ASSERT_EQ(revoked, secarena_counter("revoked_hibernation"));
+	ASSERT_EQ(0, write_full(down[1], "k", 1));
+	ASSERT_EQ(0, read_full(up[0], &byte, 1));
+
+	/* Only nobody's: the hibernation goes ahead and revokes it. */
+	ASSERT_EQ(0, arena_unmap(&self->a));
+	ASSERT_EQ(0, snapshot_open_errno());
+	ASSERT_EQ(refused + 1, secarena_counter("refused_hibernation"));
+	ASSERT_EQ(revoked + 1, secarena_counter("revoked_hibernation"));
+	/* Revoked pages stay charged until their vma goes. */
+	ASSERT_EQ(2, secarena_counter("pages_in_use"));
+	ASSERT_EQ(0, write_full(down[1], "r", 1));
+	ASSERT_EQ(0, read_full(up[0], &byte, 1));
+	ASSERT_EQ(0, secarena_counter("pages_in_use"));
+	ASSERT_EQ(0, write_full(down[1], "e", 1));
+	ASSERT_EQ(0, wait_child(pid, &code));
+	ASSERT_EQ(0, code);
+	/* Nothing left: a second hibernation revokes nothing. */
+	ASSERT_EQ(0, snapshot_open_errno());
+	ASSERT_EQ(revoked + 1, secarena_counter("revoked_hibernation"));
 }
 
 TEST_HARNESS_MAIN

@@ -41,6 +41,7 @@ struct secarena_config {
 #define SECARENA_INFO_CONFIGURED	(1U << 0)	/* CONFIGURE succeeded */
 #define SECARENA_INFO_MAPPED		(1U << 1)	/* pages are mapped now */
 #define SECARENA_INFO_SPENT		(1U << 2)	/* mapped once, now gone */
+#define SECARENA_INFO_REVOKED		(1U << 3)	/* wiped for hibernation */
 
 /*
  * SECARENA_IOC_INFO: the arena of this file. data_size, guard_pages and
