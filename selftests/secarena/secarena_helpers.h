@@ -2,7 +2,8 @@
 /*
  * Helpers shared by the secarena selftests: the device and its arenas,
  * sysfs counters and module parameters, VmPin, forked children, and
- * physical memory through /proc/PID/pagemap and /proc/kcore.
+ * physical memory: the arena's frames found through /proc/kcore, and what
+ * /proc/PID/pagemap shows of them (nothing).
  *
  * Nothing here uses ASSERT_*: forked children must not longjmp into the
  * harness, so helpers return values and the tests assert on them.
@@ -16,6 +17,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -513,6 +515,17 @@ static inline int child_fatal_signal(int (*fn)(void *), void *arg,
 	return wait_child(pid, exit_code);
 }
 
+/*
+ * Drop every id and so every capability (no SECBIT_KEEP_CAPS): the process
+ * is then an ordinary user, uid and gid both @id. 0, or the errno.
+ */
+static inline int become_user(uid_t id)
+{
+	if (setgroups(0, NULL) || setresgid(id, id, id) || setresuid(id, id, id))
+		return errno;
+	return 0;
+}
+
 /* ---- touching memory in a child ------------------------------------- */
 
 struct fault_report {
@@ -591,19 +604,25 @@ static inline int access_in_child(void *addr, bool write,
 
 /* ---- physical memory: /proc/PID/pagemap and /proc/kcore -------------- */
 
+/*
+ * An arena is VM_PFNMAP (special PTEs, see module/vma.c), and the pagemap
+ * walker skips such vmas: /proc/PID/pagemap reports its data pages as not
+ * present and gives no PFN, to root as to anyone. That is part of the
+ * protection (a root process can no longer look up where a secret lives
+ * and go straight to it in /proc/kcore), and guarded.pagemap_hides_the_data
+ * holds the module to it. The wipe tests still need the frames, so
+ * arena_data_pfns() finds them by content instead: see below.
+ */
+
 #define PAGEMAP_PRESENT		(1ULL << 63)
+#define PAGEMAP_SWAPPED		(1ULL << 62)
 #define PAGEMAP_PFN_MASK	((1ULL << 55) - 1)
 
-/*
- * PFN behind addr in process pid (0: self): 0; -ENOENT if no page is
- * present there; -EPERM if the kernel hides PFNs (no CAP_SYS_ADMIN);
- * another -errno on failure.
- */
-static inline int pagemap_pfn(pid_t pid, const void *addr, uint64_t *pfn)
+/* The /proc/PID/pagemap entry (pid 0: self) of addr's page: 0 or -errno. */
+static inline int pagemap_entry(pid_t pid, const void *addr, uint64_t *ent)
 {
 	off_t off = (off_t)((uintptr_t)addr / page_size()) * 8;
 	char path[64];
-	uint64_t ent;
 	ssize_t n;
 	int fd;
 
@@ -614,35 +633,13 @@ static inline int pagemap_pfn(pid_t pid, const void *addr, uint64_t *pfn)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, &ent, sizeof(ent), off);
+	n = pread(fd, ent, sizeof(*ent), off);
 	if (n < 0)
 		n = -errno;
 	close(fd);
 	if (n < 0)
 		return n;
-	if (n != sizeof(ent))
-		return -EIO;
-	if (!(ent & PAGEMAP_PRESENT))
-		return -ENOENT;
-	if (!(ent & PAGEMAP_PFN_MASK))
-		return -EPERM;
-	*pfn = ent & PAGEMAP_PFN_MASK;
-	return 0;
-}
-
-/* PFNs of the data pages of an arena mapped at data: 0 or -errno. */
-static inline int arena_data_pfns(pid_t pid, const char *data, size_t pages,
-				  uint64_t *pfns)
-{
-	size_t i;
-	int err;
-
-	for (i = 0; i < pages; i++) {
-		err = pagemap_pfn(pid, data + i * page_size(), &pfns[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return n == sizeof(*ent) ? 0 : -EIO;
 }
 
 /* The PT_LOAD segments of /proc/kcore that have a physical address. */
@@ -753,6 +750,233 @@ static inline int kcore_pages_holding(struct kcore *kc, const uint64_t *pfns,
 		found += ret;
 	}
 	return found;
+}
+
+/*
+ * Finding the frames of an arena's data pages by their contents.
+ *
+ * Each data page gets a stamp in its first bytes: a nonce fresh to the
+ * call and the page's index. One pass over every RAM segment of
+ * /proc/kcore, in large chunks, looks at the first bytes of each frame
+ * and notes the frames that carry the nonce. A noted frame can also be a
+ * copy of a stamp rather than the page itself: the chunk buffer holds the
+ * pages it read, and a later read of the buffer's own frames (in the same
+ * chunk, or a later one) sees them again. So the buffer's copies are
+ * erased as soon as they are noted, and a noted frame only counts if it
+ * follows the page: stamped while the stamp is on, holding the saved bytes
+ * once they are put back. Each page must end with exactly one such frame.
+ */
+#define PFN_NONCE_LEN	16
+#define PFN_STAMP_LEN	(PFN_NONCE_LEN + sizeof(uint64_t))
+#define PFN_SCAN_CHUNK	(1UL << 20)
+/* Room for every page plus this many frames that turn out to be copies. */
+#define PFN_SCAN_SPARE	64
+
+struct pfn_candidate {
+	size_t index;
+	uint64_t pfn;
+	bool stamped;		/* re-read while the stamp was on: held it */
+};
+
+struct pfn_scan {
+	unsigned char nonce[PFN_NONCE_LEN];
+	size_t pages;
+	struct pfn_candidate *cand;
+	size_t nr, max;
+	bool overflow;
+};
+
+static inline void pfn_stamp_make(const struct pfn_scan *sc, size_t index,
+				  unsigned char stamp[PFN_STAMP_LEN])
+{
+	uint64_t idx = index;
+
+	memcpy(stamp, sc->nonce, PFN_NONCE_LEN);
+	memcpy(stamp + PFN_NONCE_LEN, &idx, sizeof(idx));
+}
+
+/* Note a frame that starts with our nonce (overlapping segments: once). */
+static inline void pfn_scan_note(struct pfn_scan *sc, const unsigned char *page,
+				 uint64_t pfn)
+{
+	uint64_t idx;
+	size_t i;
+
+	memcpy(&idx, page + PFN_NONCE_LEN, sizeof(idx));
+	if (idx >= sc->pages)
+		return;
+	for (i = 0; i < sc->nr; i++)
+		if (sc->cand[i].pfn == pfn && sc->cand[i].index == idx)
+			return;
+	if (sc->nr == sc->max) {
+		sc->overflow = true;
+		return;
+	}
+	sc->cand[sc->nr].index = idx;
+	sc->cand[sc->nr].pfn = pfn;
+	sc->cand[sc->nr].stamped = false;
+	sc->nr++;
+}
+
+/* Whether another segment covers all of segment i (kernel text in RAM). */
+static inline bool kcore_segment_covered(const struct kcore *kc, size_t i)
+{
+	const Elf64_Phdr *s = &kc->seg[i];
+	size_t j;
+
+	for (j = 0; j < kc->nr; j++) {
+		const Elf64_Phdr *o = &kc->seg[j];
+
+		if (j == i || s->p_paddr < o->p_paddr ||
+		    s->p_paddr + s->p_memsz > o->p_paddr + o->p_memsz)
+			continue;
+		/* Of two equal segments, scan the first. */
+		if (o->p_paddr != s->p_paddr || o->p_memsz != s->p_memsz || j < i)
+			return true;
+	}
+	return false;
+}
+
+/* One pass over physical RAM, noting the frames that carry the nonce. */
+static inline int pfn_scan_ram(struct pfn_scan *sc, struct kcore *kc,
+			       unsigned char *buf)
+{
+	const uint64_t ps = page_size();
+	uint64_t pa, end, len, off;
+	size_t i;
+	ssize_t n;
+
+	for (i = 0; i < kc->nr; i++) {
+		const Elf64_Phdr *s = &kc->seg[i];
+
+		if (kcore_segment_covered(kc, i))
+			continue;
+		pa = (s->p_paddr + ps - 1) / ps * ps;
+		end = (s->p_paddr + s->p_memsz) / ps * ps;
+		while (pa < end) {
+			len = end - pa < PFN_SCAN_CHUNK ? end - pa : PFN_SCAN_CHUNK;
+			n = pread(kc->fd, buf, len,
+				  s->p_offset + (pa - s->p_paddr));
+			if (n < 0)
+				return -errno;
+			n -= n % ps;
+			if (n == 0)
+				return -EIO;
+			for (off = 0; off < (uint64_t)n; off += ps) {
+				if (memcmp(buf + off, sc->nonce, PFN_NONCE_LEN))
+					continue;
+				pfn_scan_note(sc, buf + off, (pa + off) / ps);
+				/* Our copy, not to be found again. */
+				explicit_bzero(buf + off, PFN_STAMP_LEN);
+			}
+			pa += n;
+		}
+	}
+	return 0;
+}
+
+/* Re-read one noted frame's first bytes: whether they equal want. */
+static inline int pfn_frame_holds(struct kcore *kc, uint64_t pfn,
+				  const unsigned char *want)
+{
+	unsigned char head[PFN_STAMP_LEN];
+	int ret;
+
+	ret = kcore_read_phys(kc, pfn * page_size(), head, sizeof(head));
+	if (!ret)
+		ret = !memcmp(head, want, sizeof(head));
+	explicit_bzero(head, sizeof(head));
+	return ret;
+}
+
+/*
+ * PFNs of the data pages of this process's arena mapped at data, found in
+ * physical RAM through /proc/kcore (pagemap no longer shows them): 0;
+ * -ENOENT unless every page was found in exactly one frame; -EINVAL for
+ * pid != 0 (finding a page means writing to it, so only its own process
+ * can); another -errno (kcore_open()'s among them) on failure. It scans
+ * all of RAM once per call: seconds under TCG.
+ *
+ * The first PFN_STAMP_LEN bytes of each page are changed during the call
+ * and put back exactly before it returns; nothing else may use the pages
+ * meanwhile.
+ */
+static inline int arena_data_pfns(pid_t pid, char *data, size_t pages,
+				  uint64_t *pfns)
+{
+	unsigned char stamp[PFN_STAMP_LEN], *saved = NULL, *buf;
+	struct pfn_scan sc = { .pages = pages };
+	size_t i, j, found;
+	struct kcore kc;
+	int err, ret;
+
+	if (pid || !pages)
+		return -EINVAL;
+	err = kcore_open(&kc);
+	if (err)
+		return err;
+	buf = mmap(NULL, PFN_SCAN_CHUNK, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	sc.max = pages + PFN_SCAN_SPARE;
+	sc.cand = calloc(sc.max, sizeof(*sc.cand));
+	saved = calloc(pages, PFN_STAMP_LEN);
+	err = -ENOMEM;
+	if (buf == MAP_FAILED || !sc.cand || !saved)
+		goto out;
+	err = -EIO;
+	if (getrandom(sc.nonce, sizeof(sc.nonce), 0) != sizeof(sc.nonce))
+		goto out;
+
+	for (i = 0; i < pages; i++) {
+		memcpy(saved + i * PFN_STAMP_LEN, data + i * page_size(),
+		       PFN_STAMP_LEN);
+		pfn_stamp_make(&sc, i, stamp);
+		memcpy(data + i * page_size(), stamp, PFN_STAMP_LEN);
+	}
+	err = pfn_scan_ram(&sc, &kc, buf);
+	for (j = 0; !err && j < sc.nr; j++) {
+		pfn_stamp_make(&sc, sc.cand[j].index, stamp);
+		ret = pfn_frame_holds(&kc, sc.cand[j].pfn, stamp);
+		if (ret < 0)
+			err = ret;
+		sc.cand[j].stamped = ret > 0;
+	}
+	for (i = 0; i < pages; i++)
+		memcpy(data + i * page_size(), saved + i * PFN_STAMP_LEN,
+		       PFN_STAMP_LEN);
+	if (!err && sc.overflow)
+		err = -ENOENT;
+
+	for (i = 0; !err && i < pages; i++) {
+		found = 0;
+		for (j = 0; !err && j < sc.nr; j++) {
+			if (sc.cand[j].index != i || !sc.cand[j].stamped)
+				continue;
+			ret = pfn_frame_holds(&kc, sc.cand[j].pfn,
+					      saved + i * PFN_STAMP_LEN);
+			if (ret < 0)
+				err = ret;
+			if (ret > 0) {
+				pfns[i] = sc.cand[j].pfn;
+				found++;
+			}
+		}
+		if (!err && found != 1)
+			err = -ENOENT;
+	}
+out:
+	explicit_bzero(stamp, sizeof(stamp));
+	explicit_bzero(sc.nonce, sizeof(sc.nonce));
+	if (saved)
+		explicit_bzero(saved, pages * PFN_STAMP_LEN);
+	free(saved);
+	free(sc.cand);
+	if (buf != MAP_FAILED) {
+		explicit_bzero(buf, PFN_SCAN_CHUNK);
+		munmap(buf, PFN_SCAN_CHUNK);
+	}
+	kcore_close(&kc);
+	return err;
 }
 
 /* ---- mounts --------------------------------------------------------- */
