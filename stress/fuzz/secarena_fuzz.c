@@ -204,7 +204,6 @@ struct slot {
 	int accmode;
 	bool configured;	/* a CONFIGURE succeeded */
 	bool huge;		/* configured beyond max_arena_pages */
-	bool foreign;		/* a fork child owns it */
 	struct secarena_config cfg;	/* what INFO reports */
 	/* while ST_MAPPED */
 	unsigned char *base;
@@ -636,7 +635,7 @@ static void op_configure(struct fz *t, struct slot *s)
 			c = *(struct secarena_config *)t->ro;
 		if (!config_valid(&c))
 			want = E(EINVAL);
-		else if (s->state != ST_FRESH || s->foreign)
+		else if (s->state != ST_FRESH)
 			want = E(EBUSY);
 		else
 			want = OK;
@@ -653,7 +652,7 @@ static void check_info(struct fz *t, struct slot *s,
 		       const struct secarena_info *in)
 {
 	bool live = s->state == ST_MAPPED;
-	bool spent = s->state == ST_SPENT || s->foreign;
+	bool spent = s->state == ST_SPENT;
 	uint32_t flags = (s->configured ? SECARENA_INFO_CONFIGURED : 0) |
 			 (live ? SECARENA_INFO_MAPPED :
 			  spent ? SECARENA_INFO_SPENT : 0);
@@ -716,7 +715,7 @@ static void op_wipe(struct fz *t, struct slot *s)
 {
 	int err = res(ioctl(pick_fd(t, s), SECARENA_IOC_WIPE));
 
-	if (!expect(t, "WIPE", err, s->foreign ? E(EPERM) : OK)) {
+	if (!expect(t, "WIPE", err, OK)) {
 		retire(s);
 		return;
 	}
@@ -790,8 +789,6 @@ static int driver_result(struct slot *s, const struct mmap_try *m)
 	if ((m->flags & MAP_TYPE) == MAP_PRIVATE || m->off)
 		return EINVAL;
 	if (m->prot & PROT_EXEC)
-		return EPERM;
-	if (s->foreign)
 		return EPERM;
 	if (s->state != ST_FRESH)
 		return EBUSY;
@@ -965,11 +962,11 @@ static void op_mmap(struct fz *t, struct slot *s, bool excl)
 	p = mmap(m.addr, m.len, m.prot, m.flags, m.fd, m.off);
 	err = res(p == MAP_FAILED ? -1 : 0);
 	if (!expect(t, "mmap", err, want)) {
-		fail(t, CHK_ERRNO, "  mmap(%p, %zu, prot=%#x, flags=%#x, off=%lld) slot: state=%d cfg=%d size=%llu guard=%u foreign=%d acc=%d",
+		fail(t, CHK_ERRNO, "  mmap(%p, %zu, prot=%#x, flags=%#x, off=%lld) slot: state=%d cfg=%d size=%llu guard=%u acc=%d",
 		     m.addr, m.len, m.prot, m.flags, (long long)m.off,
 		     s->state, s->configured,
 		     (unsigned long long)s->cfg.data_size, s->cfg.guard_pages,
-		     s->foreign, s->accmode);
+		     s->accmode);
 		if (!err)
 			munmap(p, m.len);
 		if (m.resv)
@@ -1257,9 +1254,7 @@ static void op_madvise(struct fz *t, struct slot *s)
 	/* Inside the arena only: across, the pads answer too. */
 	if (kind != 2 || !s->resv) {
 		switch (adv) {
-		case MADV_DONTNEED:
-			want = OK;
-			break;
+		case MADV_DONTNEED:	/* VM_PFNMAP: no LRU advice */
 		case MADV_DODUMP:
 		case MADV_DOFORK:
 		case MADV_WIPEONFORK:
@@ -1458,7 +1453,7 @@ static void child_report(int pipefd, char c)
 
 /* In the child: what the policy promises about the inherited arena. */
 static void fork_child(struct fz *t, struct slot *s, int policy,
-		       enum child_end end, bool takes, unsigned long wpage,
+		       enum child_end end, unsigned long wpage,
 		       unsigned char wtag, int pipefd)
 {
 	unsigned char vec[1];
@@ -1493,31 +1488,21 @@ static void fork_child(struct fz *t, struct slot *s, int policy,
 		}
 	}
 	if (fd >= 0) {
-		/* The file travelled: the child is not its owner. */
-		if (s->state != ST_FRESH || s->foreign) {
-			err = res(ioctl(fd, SECARENA_IOC_WIPE));
-			expect_in(t, CHK_FORK, "WIPE in a child", err, E(EPERM));
-			if (s->accmode != O_WRONLY) {
-				p = mmap(NULL, 3 * pg, PROT_READ, MAP_SHARED,
-					 fd, 0);
-				err = res(p == MAP_FAILED ? -1 : 0);
-				expect_in(t, CHK_FORK, "mmap of an owned arena in a child",
-					  err, E(EPERM));
-			}
-		} else if (takes) {
-			/* Unowned: the child maps it and becomes the owner. */
-			size_t len = s->configured ? arena_len(s) : 4 * pg;
+		/* The file travelled: the opener owns it, whatever its state. */
+		struct secarena_config c = {
+			.data_size = pg, .guard_pages = 1,
+			.fork_policy = SECARENA_FORK_SHARED,
+		};
 
-			p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				 fd, 0);
+		err = res(ioctl(fd, SECARENA_IOC_WIPE));
+		expect_in(t, CHK_FORK, "WIPE in a child", err, E(EPERM));
+		err = res(ioctl(fd, SECARENA_IOC_CONFIGURE, &c));
+		expect_in(t, CHK_FORK, "CONFIGURE in a child", err, E(EPERM));
+		if (s->accmode != O_WRONLY) {
+			p = mmap(NULL, 3 * pg, PROT_READ, MAP_SHARED, fd, 0);
 			err = res(p == MAP_FAILED ? -1 : 0);
-			child_report(pipefd, err ? 'N' : 'Y');
-			if (err)
-				fail(t, CHK_FORK, "child mmap of an unowned arena: %s",
-				     ename(err));
-			else
-				memset((char *)p + (s->configured ?
-					s->cfg.guard_pages : 1) * pg, 0x77, pg);
+			expect_in(t, CHK_FORK, "mmap of the opener's arena in a child",
+				  err, E(EPERM));
 		}
 	}
 	child_report(pipefd, 'R');
@@ -1535,10 +1520,7 @@ static void op_fork(struct fz *t, struct slot *s)
 	int policy = s->dontfork ? SECARENA_FORK_NONE : s->cfg.fork_policy;
 	enum child_end end = below(t, 3);
 	unsigned long wpage = s->nr ? below(t, s->nr) : 0;
-	unsigned char wtag = 1 + below(t, 254), c, mapped = 0;
-	/* Capless children could not pin it on top of their PRIVATE copies. */
-	bool takes = s->state == ST_FRESH && !s->foreign && !t->w->capless &&
-		     open_fd(s) >= 0 && s->accmode == O_RDWR && !s->huge;
+	unsigned char wtag = 1 + below(t, 254), c;
 	int pipefd[2], status;
 	pid_t pid;
 
@@ -1556,17 +1538,14 @@ static void op_fork(struct fz *t, struct slot *s)
 	}
 	if (!pid) {
 		close(pipefd[0]);
-		fork_child(t, s, policy, end, takes, wpage, wtag, pipefd[1]);
+		fork_child(t, s, policy, end, wpage, wtag, pipefd[1]);
 		_exit(0);
 	}
 	close(pipefd[1]);
-	/* The ownership verdict first, then 'R' once the checks are done. */
-	while ((end != END_KILL_NOW || takes) && read(pipefd[0], &c, 1) == 1) {
-		if (c == 'Y')
-			mapped = 1;
-		if (c == 'R' || (end == END_KILL_NOW && (c == 'Y' || c == 'N')))
+	/* 'R' once the child's checks are done. */
+	while (end != END_KILL_NOW && read(pipefd[0], &c, 1) == 1)
+		if (c == 'R')
 			break;
-	}
 	if (end == END_KILL_NOW || end == END_KILL_READY) {
 		kill(pid, SIGKILL);
 		INC(sh->child_kills);
@@ -1579,15 +1558,6 @@ static void op_fork(struct fz *t, struct slot *s)
 	    !(WIFEXITED(status) && !WEXITSTATUS(status)))
 		fail(t, CHK_FORK, "fork child (policy %d) ended with status %#x",
 		     policy, status);
-	if (takes && mapped) {
-		/* The child owned it; its mapping died with it. */
-		s->foreign = true;
-		if (!s->configured) {
-			s->cfg.data_size = 2 * pg;
-			s->cfg.guard_pages = 1;
-			s->cfg.fork_policy = SECARENA_FORK_PRIVATE;
-		}
-	}
 	if (s->state == ST_MAPPED) {
 		if (policy == SECARENA_FORK_SHARED && end == END_EXIT &&
 		    (s->prot & PROT_WRITE) && wpage != ~0UL)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * secarena-stat: the secarena module's counters, and the processes that
- * map /dev/secarena, as tables or as one JSON object.
+ * secarena-stat: the secarena module's counters, the users that hold its
+ * pages, and the processes that map /dev/secarena, as tables or as one
+ * JSON object.
  *
  * Everything comes from sysfs and /proc; the tool opens no arena. The data
  * size and guard pages of a mapping are known only to SECARENA_IOC_INFO on
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +40,12 @@ enum {
 	EXIT_USAGE = 64,	/* EX_USAGE */
 };
 
-/* The read-only attributes of module/device.c, in its order. */
+/* The one-number attributes of module/device.c, in its order. */
 static const char *const counter_names[] = {
 	"arenas", "mapped", "pages_in_use", "pages_peak",
-	"max_arena_pages", "max_total_pages", "refused_limit",
-	"refused_hibernation", "refused_foreign_mmap", "fork_copy_failed",
+	"max_arena_pages", "max_total_pages", "max_user_pages",
+	"refused_limit", "refused_user_limit", "refused_hibernation",
+	"refused_foreign_mmap", "fork_copy_failed", "revoked_hibernation",
 };
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define NR_COUNTERS	ARRAY_SIZE(counter_names)
@@ -57,12 +60,32 @@ struct mapping {
 	unsigned long start, end;
 };
 
+/* One line of the users attribute. */
+struct user {
+	uid_t uid;
+	unsigned long pages;
+	char *name;		/* from getpwuid(), NULL if unknown */
+};
+
 struct proc {
 	long pid;
 	char comm[64];		/* raw bytes: any but NUL, see prctl(2) */
 	size_t comm_len;
 	struct mapping *map;
 	size_t nr_map;
+};
+
+/* Everything the tool shows, read before anything is printed. */
+struct report {
+	struct value cnt[NR_COUNTERS];
+	struct value *par;
+	size_t nr_par;
+	struct user *users;
+	size_t nr_users;
+	bool users_ok;		/* false: missing, unreadable or malformed */
+	struct proc *procs;
+	size_t nr_procs;
+	unsigned int unreadable;
 };
 
 static const char *sys_root = "/sys";
@@ -77,6 +100,13 @@ static void *xrealloc(void *p, size_t n)
 		exit(1);
 	}
 	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xrealloc(NULL, n), s, n);
 }
 
 /*
@@ -151,6 +181,116 @@ static size_t read_params(struct value **out)
 	}
 	free(list);
 	return n;
+}
+
+/*
+ * A decimal number as the kernel prints it: digits, no leading zero, at
+ * most max. Advances *s past it; false if there is none.
+ */
+static bool parse_dec(const char **s, unsigned long max, unsigned long *out)
+{
+	const char *p = *s;
+	unsigned long v = 0;
+
+	if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (max - (*p - '0')) / 10)
+			return false;
+		v = v * 10 + (*p - '0');
+	}
+	*s = p;
+	*out = v;
+	return true;
+}
+
+/* One "UID PAGES" line, its newline cut. */
+static bool parse_user(const char *line, struct user *u)
+{
+	/* Pages must stay countable in KiB. */
+	unsigned long uid, max_pages = ULONG_MAX / (page_size / 1024);
+
+	if (!parse_dec(&line, (uid_t)-1, &uid) || *line++ != ' ' ||
+	    !parse_dec(&line, max_pages, &u->pages) || *line)
+		return false;
+	u->uid = uid;
+	return true;
+}
+
+static int cmp_uid(const void *a, const void *b)
+{
+	uid_t x = ((const struct user *)a)->uid;
+	uid_t y = ((const struct user *)b)->uid;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The users attribute, sorted by uid, with each user's name. False when
+ * there is nothing to show: the attribute is missing (an older module),
+ * denied (it is root's only: *denied_users is set, and main says so once),
+ * cannot be read otherwise (said here), or has a line that is not
+ * "UID PAGES" (said here; *bad is set, and main exits 1).
+ */
+static bool read_users(const char *dir, struct user **out, size_t *nr_out,
+		       bool *denied_users, bool *bad)
+{
+	char path[PATH_MAX + sizeof("/users")], *line = NULL;
+	struct user *users = NULL, u;
+	size_t cap = 0, nr = 0, i;
+	unsigned int lineno = 0;
+	struct passwd *pw;
+	ssize_t len;
+	FILE *f;
+
+	*out = NULL;
+	*nr_out = 0;
+	snprintf(path, sizeof(path), "%s/users", dir);
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == EACCES || errno == EPERM)
+			*denied_users = true;
+		else if (errno != ENOENT)
+			fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		/* A NUL inside the line would hide what follows it. */
+		if (strlen(line) != (size_t)len || !parse_user(line, &u)) {
+			fprintf(stderr, PROG ": %s:%u: not \"UID PAGES\"\n",
+				path, lineno);
+			*bad = true;
+			goto fail;
+		}
+		users = xrealloc(users, (nr + 1) * sizeof(*users));
+		users[nr++] = u;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, PROG ": %s: %s\n", path,
+			strerror(errno ? errno : EIO));
+		goto fail;
+	}
+	free(line);
+	fclose(f);
+
+	if (nr)
+		qsort(users, nr, sizeof(*users), cmp_uid);
+	for (i = 0; i < nr; i++) {
+		pw = getpwuid(users[i].uid);
+		users[i].name = pw ? xstrdup(pw->pw_name) : NULL;
+	}
+	*out = users;
+	*nr_out = nr;
+	return true;
+
+fail:
+	free(users);
+	free(line);
+	fclose(f);
+	return false;
 }
 
 /* A PID as /proc names it: decimal digits only, no sign, no spaces. */
@@ -333,52 +473,78 @@ static unsigned long map_size(const struct mapping *m)
 }
 
 /*
- * comm for a terminal: a process picks its own name, so anything but
- * printable ASCII (escape sequences, spaces that would shift the columns,
- * other encodings) is shown as \xNN.
+ * A name for a terminal, after a space and padded to width: a process
+ * picks its own comm, and a user name comes from whatever NSS says, so
+ * anything but printable ASCII (escape sequences, spaces that would shift
+ * the columns, other encodings) is shown as \xNN.
  */
-static void print_comm(const struct proc *p)
+static void print_name(const char *s, size_t len, int width)
 {
-	char buf[4 * sizeof(p->comm) + 1], *o = buf;
+	int out = 0;
 	size_t i;
 
-	for (i = 0; i < p->comm_len; i++) {
-		unsigned char c = p->comm[i];
+	putchar(' ');
+	for (i = 0; i < len; i++) {
+		unsigned char c = s[i];
 
-		if (c > ' ' && c < 0x7f && c != '\\')
-			*o++ = c;
-		else
-			o += sprintf(o, "\\x%02x", c);
+		if (c > ' ' && c < 0x7f && c != '\\') {
+			putchar(c);
+			out++;
+		} else {
+			out += printf("\\x%02x", c);
+		}
 	}
-	*o = '\0';
-	printf(" %-16s", buf);
+	printf("%*s", width > out ? width - out : 0, "");
 }
 
-static void print_tables(const struct value *cnt, const struct value *par,
-			 size_t nr_par, const struct proc *procs, size_t nr)
+static void print_users(const struct user *users, size_t nr)
+{
+	unsigned long kib_per_page = page_size / 1024;
+	const char *name;
+	size_t i;
+
+	printf("\n%-10s %-16s %10s %12s\n", "UID", "USER", "PAGES", "KiB");
+	if (!nr)
+		printf("(none)\n");
+	for (i = 0; i < nr; i++) {
+		name = users[i].name ? users[i].name : "-";
+		printf("%-10u", (unsigned int)users[i].uid);
+		print_name(name, strlen(name), 16);
+		printf(" %10lu %12lu\n", users[i].pages,
+		       users[i].pages * kib_per_page);
+	}
+}
+
+static void print_tables(const struct report *r)
 {
 	char name[NAME_MAX + 16], range[40];
 	size_t i, j;
 
 	for (i = 0; i < NR_COUNTERS; i++)
-		printf("%-28s %s\n", cnt[i].name, cnt[i].ok ? cnt[i].text : "-");
-	for (i = 0; i < nr_par; i++) {
-		snprintf(name, sizeof(name), "parameters/%s", par[i].name);
-		printf("%-28s %s\n", name, par[i].ok ? par[i].text : "-");
+		printf("%-28s %s\n", r->cnt[i].name,
+		       r->cnt[i].ok ? r->cnt[i].text : "-");
+	for (i = 0; i < r->nr_par; i++) {
+		snprintf(name, sizeof(name), "parameters/%s", r->par[i].name);
+		printf("%-28s %s\n", name, r->par[i].ok ? r->par[i].text : "-");
 	}
+
+	if (r->users_ok)
+		print_users(r->users, r->nr_users);
 
 	printf("\n%-7s %-16s %-25s %12s %8s\n",
 	       "PID", "COMM", "START-END", "SIZE", "PAGES");
-	if (!nr)
+	if (!r->nr_procs)
 		printf("(none)\n");
-	for (i = 0; i < nr; i++) {
-		for (j = 0; j < procs[i].nr_map; j++) {
-			const struct mapping *m = &procs[i].map[j];
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct proc *p = &r->procs[i];
+
+		for (j = 0; j < p->nr_map; j++) {
+			const struct mapping *m = &p->map[j];
 
 			snprintf(range, sizeof(range), "%08lx-%08lx",
 				 m->start, m->end);
-			printf("%-7ld", procs[i].pid);
-			print_comm(&procs[i]);
+			printf("%-7ld", p->pid);
+			print_name(p->comm, p->comm_len, 16);
 			printf(" %-25s %12lu %8lu\n", range, map_size(m),
 			       map_size(m) / page_size);
 		}
@@ -475,42 +641,64 @@ static void json_member(const char *indent, const struct value *v, bool last)
 	puts(last ? "" : ",");
 }
 
-static void print_json(const struct value *cnt, const struct value *par,
-		       size_t nr_par, const struct proc *procs, size_t nr,
-		       unsigned int unreadable)
+static void json_users(const struct user *users, size_t nr)
+{
+	size_t i;
+
+	printf("  \"users\": [%s", nr ? "\n" : "");
+	for (i = 0; i < nr; i++) {
+		printf("    {\"uid\": %u, \"user\": ", (unsigned int)users[i].uid);
+		if (users[i].name)
+			json_string(users[i].name, strlen(users[i].name));
+		else
+			fputs("null", stdout);
+		printf(", \"pages\": %lu}%s\n", users[i].pages,
+		       i + 1 == nr ? "" : ",");
+	}
+	printf("%s],\n", nr ? "  " : "");
+}
+
+static void print_json(const struct report *r)
 {
 	unsigned long total;
 	size_t i, j;
 
 	puts("{\n  \"module\": {");
 	for (i = 0; i < NR_COUNTERS; i++)
-		json_member("    ", &cnt[i], false);
-	printf("    \"parameters\": {%s", nr_par ? "\n" : "");
-	for (i = 0; i < nr_par; i++)
-		json_member("      ", &par[i], i + 1 == nr_par);
-	printf("%s}\n  },\n", nr_par ? "    " : "");
+		json_member("    ", &r->cnt[i], false);
+	printf("    \"parameters\": {%s", r->nr_par ? "\n" : "");
+	for (i = 0; i < r->nr_par; i++)
+		json_member("      ", &r->par[i], i + 1 == r->nr_par);
+	printf("%s}\n  },\n", r->nr_par ? "    " : "");
 
-	printf("  \"processes\": [%s", nr ? "\n" : "");
-	for (i = 0; i < nr; i++) {
-		printf("    {\n      \"pid\": %ld,\n      \"comm\": ",
-		       procs[i].pid);
-		json_string(procs[i].comm, procs[i].comm_len);
+	/* null, like a missing counter, when there is nothing to show. */
+	if (r->users_ok)
+		json_users(r->users, r->nr_users);
+	else
+		puts("  \"users\": null,");
+
+	printf("  \"processes\": [%s", r->nr_procs ? "\n" : "");
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct proc *p = &r->procs[i];
+
+		printf("    {\n      \"pid\": %ld,\n      \"comm\": ", p->pid);
+		json_string(p->comm, p->comm_len);
 		puts(",\n      \"mappings\": [");
 		total = 0;
-		for (j = 0; j < procs[i].nr_map; j++) {
-			const struct mapping *m = &procs[i].map[j];
+		for (j = 0; j < p->nr_map; j++) {
+			const struct mapping *m = &p->map[j];
 
 			printf("        {\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"size\": %lu, \"pages\": %lu}%s\n",
 			       m->start, m->end, map_size(m),
 			       map_size(m) / page_size,
-			       j + 1 == procs[i].nr_map ? "" : ",");
+			       j + 1 == p->nr_map ? "" : ",");
 			total += map_size(m);
 		}
 		printf("      ],\n      \"size\": %lu\n    }%s\n", total,
-		       i + 1 == nr ? "" : ",");
+		       i + 1 == r->nr_procs ? "" : ",");
 	}
-	printf("%s],\n", nr ? "  " : "");
-	printf("  \"unreadable\": %u\n}\n", unreadable);
+	printf("%s],\n", r->nr_procs ? "  " : "");
+	printf("  \"unreadable\": %u\n}\n", r->unreadable);
 }
 
 static void print_usage(FILE *f)
@@ -529,14 +717,12 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct value cnt[NR_COUNTERS], *par;
-	unsigned int unreadable = 0;
+	bool json = false, denied_users = false, bad_users = false;
+	struct report r = {};
 	char dir[PATH_MAX];
-	struct proc *procs;
-	size_t nr_par, nr, i;
-	bool json = false;
 	struct stat st;
 	long pid = -1;		/* all */
+	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
@@ -578,27 +764,35 @@ int main(int argc, char **argv)
 		return EXIT_NO_MODULE;
 	}
 	for (i = 0; i < NR_COUNTERS; i++)
-		read_value(&cnt[i], dir, counter_names[i]);
-	nr_par = read_params(&par);
+		read_value(&r.cnt[i], dir, counter_names[i]);
+	r.nr_par = read_params(&r.par);
+	r.users_ok = read_users(dir, &r.users, &r.nr_users, &denied_users,
+				&bad_users);
 
-	nr = find_procs(pid, &procs, &unreadable);
+	r.nr_procs = find_procs(pid, &r.procs, &r.unreadable);
 	if (json)
-		print_json(cnt, par, nr_par, procs, nr, unreadable);
+		print_json(&r);
 	else
-		print_tables(cnt, par, nr_par, procs, nr);
-	if (unreadable)
+		print_tables(&r);
+	if (denied_users)
+		fprintf(stderr, PROG ": users not readable: run as root\n");
+	if (r.unreadable)
 		fprintf(stderr, PROG ": %u processes not readable: run as root\n",
-			unreadable);
+			r.unreadable);
 
-	for (i = 0; i < nr; i++)
-		free(procs[i].map);
-	free(procs);
-	free(par);
+	for (i = 0; i < r.nr_procs; i++)
+		free(r.procs[i].map);
+	free(r.procs);
+	for (i = 0; i < r.nr_users; i++)
+		free(r.users[i].name);
+	free(r.users);
+	free(r.par);
 
 	/* A full disk or a closed pipe must not pass for success. */
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, PROG ": writing output: %s\n", strerror(errno));
 		return 1;
 	}
-	return 0;
+	/* All else was shown, but users in a form the tool cannot read is an error. */
+	return bad_users ? 1 : 0;
 }

@@ -57,19 +57,24 @@ run() {
 
 # A module with every attribute of module/device.c, and four processes:
 # 100 maps two arenas, 200 maps none, 300 has an awkward comm, 400 has
-# exited (no maps file any more).
+# exited (no maps file any more). Two users hold the 19 pages: root, and a
+# uid without a name, listed newest first as the module does.
+big_uid=3999999999
 mk_tree() {
 	local t=$1 a
 	mkdir -p "$t/sys/class/misc/secarena" "$t/sys/module/secarena/parameters" \
 		"$t/proc/100" "$t/proc/200" "$t/proc/300" "$t/proc/400" "$t/proc/self"
 	for a in arenas=3 mapped=2 pages_in_use=19 pages_peak=40 \
-		max_arena_pages=16384 max_total_pages=262144 refused_limit=5 \
-		refused_hibernation=1 refused_foreign_mmap=2 fork_copy_failed=0; do
+		max_arena_pages=16384 max_total_pages=262144 max_user_pages=65536 \
+		refused_limit=5 refused_user_limit=4 refused_hibernation=1 \
+		refused_foreign_mmap=2 fork_copy_failed=0 revoked_hibernation=6; do
 		echo "${a#*=}" >"$t/sys/class/misc/secarena/${a%=*}"
 	done
+	printf '%s 5\n0 14\n' "$big_uid" >"$t/sys/class/misc/secarena/users"
 	echo 10:123 >"$t/sys/class/misc/secarena/dev"
 	echo 16384 >"$t/sys/module/secarena/parameters/max_arena_pages"
 	echo 262144 >"$t/sys/module/secarena/parameters/max_total_pages"
+	echo 65536 >"$t/sys/module/secarena/parameters/max_user_pages"
 
 	echo keyd >"$t/proc/100/comm"
 	cat >"$t/proc/100/maps" <<-MAPS
@@ -90,6 +95,12 @@ mk_tree() {
 
 t1=$tmp/t1
 mk_tree "$t1"
+users=$t1/sys/class/misc/secarena/users
+# The name the tool should find for a uid, as NSS has it; "" if none.
+name_of() { getent passwd "$1" | cut -d: -f1; }
+big_name=$(name_of "$big_uid")
+# users_rows: the users table's rows, "UID USER PAGES KiB" each.
+users_rows() { sed -n '/^UID /,/^$/p' "$tmp/out" | sed '1d;/^$/d' | tr -s ' '; }
 
 # --- tables -----------------------------------------------------------
 run "$t1"
@@ -100,19 +111,27 @@ pages_in_use                 19
 pages_peak                   40
 max_arena_pages              16384
 max_total_pages              262144
+max_user_pages               65536
 refused_limit                5
+refused_user_limit           4
 refused_hibernation          1
 refused_foreign_mmap         2
 fork_copy_failed             0
+revoked_hibernation          6
 parameters/max_arena_pages   16384
 parameters/max_total_pages   262144
+parameters/max_user_pages    65536
+
+$(printf '%-10s %-16s %10s %12s' UID USER PAGES KiB)
+$(printf '%-10s %-16s %10s %12s' 0 root 14 $((14 * page / 1024)))
+$(printf '%-10s %-16s %10s %12s' "$big_uid" "${big_name:--}" 5 $((5 * page / 1024)))
 
 $(printf '%-7s %-16s %-25s %12s %8s' PID COMM START-END SIZE PAGES)
 $(printf '%-7s %-16s %-25s %12s %8s' 100 keyd 7f1200000000-7f1200005000 20480 $((20480 / page)))
 $(printf '%-7s %-16s %-25s %12s %8s' 100 keyd 7f1200010000-7f1200020000 65536 $((65536 / page)))
 $(printf '%-7s %-16s %-25s %12s %8s' 300 'a"b\x5cc\x0ad\x09e\x1b\xc3\xa9\xff' 7f3400000000-7f3400003000 12288 $((12288 / page)))
 EOF2
-check "table: exact counters, parameters and mappings" diff -u "$tmp/expect" "$tmp/out"
+check "table: exact counters, parameters, users by uid and mappings" diff -u "$tmp/expect" "$tmp/out"
 same "table: exit 0" 0 "$rc"
 same "table: nothing on stderr (exited process skipped quietly)" "" "$err"
 
@@ -125,10 +144,23 @@ import json, sys
 m = json.load(open(sys.argv[1]))["module"]
 want = {"arenas": 3, "mapped": 2, "pages_in_use": 19, "pages_peak": 40,
         "max_arena_pages": 16384, "max_total_pages": 262144,
-        "refused_limit": 5, "refused_hibernation": 1,
+        "max_user_pages": 65536, "refused_limit": 5,
+        "refused_user_limit": 4, "refused_hibernation": 1,
         "refused_foreign_mmap": 2, "fork_copy_failed": 0,
-        "parameters": {"max_arena_pages": 16384, "max_total_pages": 262144}}
+        "revoked_hibernation": 6,
+        "parameters": {"max_arena_pages": 16384, "max_total_pages": 262144,
+                       "max_user_pages": 65536}}
 assert m == want, m
+assert list(m) == list(want), list(m)
+PY
+check "json: users by uid, name or null" python3 - "$tmp/t1.json" "$big_uid" "$big_name" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+big_name = sys.argv[3] or None
+want = [{"uid": 0, "user": "root", "pages": 14},
+        {"uid": int(sys.argv[2]), "user": big_name, "pages": 5}]
+assert doc["users"] == want, doc["users"]
+assert list(doc) == ["module", "users", "processes", "unreadable"], list(doc)
 PY
 check "json: processes with exact sizes, comm escaped" python3 - "$tmp/t1.json" "$page" <<'PY'
 import json, sys
@@ -147,6 +179,87 @@ assert doc["processes"] == want, doc["processes"]
 assert doc["unreadable"] == 0
 PY
 same "json: exit 0" 0 "$rc"
+
+# --- users --------------------------------------------------------------
+cp "$users" "$tmp/users.orig"
+: >"$users"
+run "$t1"
+same "users empty: (none) under the header" \
+	"$(printf '%-10s %-16s %10s %12s' UID USER PAGES KiB)|(none)" \
+	"$(sed -n '/^UID /,/^$/p' "$tmp/out" | sed '/^$/d' | paste -sd '|')"
+same "users empty: exit 0, nothing on stderr" "0 " "$rc $err"
+run "$t1" --json
+check "users empty: json []" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["users"] == []
+' "$tmp/out"
+
+# The module writes a newline after each line; the tool takes a last line
+# without one.
+printf '7 3\n0 2' >"$users"
+run "$t1"
+name7=$(name_of 7)
+same "users: last line without a newline" \
+	"0 root 2 $((2 * page / 1024))|7 ${name7:--} 3 $((3 * page / 1024))" \
+	"$(users_rows | paste -sd '|')"
+
+# An older module has no users attribute: nothing, and not a word about it.
+rm "$users"
+run "$t1"
+same "users missing: exit 0, nothing on stderr" "0 " "$rc $err"
+same "users missing: no users table" "0" "$(grep -c '^UID ' "$tmp/out")"
+same "users missing: the counters, then the processes" \
+	"parameters/max_user_pages||PID" \
+	"$(sed -n '/^parameters\/max_user_pages/,/^PID /p' "$tmp/out" | cut -d' ' -f1 | paste -sd '|')"
+run "$t1" --json
+check "users missing: json null" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "users" in d and d["users"] is None, d
+' "$tmp/out"
+
+# Another read error (a directory in its place) is said, like a counter's.
+mkdir "$users"
+run "$t1"
+same "users a directory: exit 0" 0 "$rc"
+same "users a directory: the error named" "secarena-stat: $users: Is a directory" "$err"
+same "users a directory: no users table" "0" "$(grep -c '^UID ' "$tmp/out")"
+rmdir "$users"
+
+# Malformed: file and line named, the rest still shown, exit 1.
+bad_line() {
+	local name=$1 line=$2
+	shift 2
+	# shellcheck disable=SC2059 # the formats are the tests
+	printf -- "$@" >"$users"
+	run "$t1"
+	same "users malformed ($name): exit 1, file and line named" \
+		"1 secarena-stat: $users:$line: not \"UID PAGES\"" "$rc $err"
+}
+bad_line "a letter" 2 '0 14\nx 5\n'
+bad_line "a third field" 2 '0 14\n1000 5 7\n'
+bad_line "an empty line" 2 '0 14\n\n'
+bad_line "a sign" 1 '-1 5\n'
+bad_line "a tab" 1 '0\t14\n'
+bad_line "a space at the end" 1 '0 14 \n'
+bad_line "a leading zero" 1 '0 014\n'
+bad_line "a NUL" 1 '0 1\0002\n'
+bad_line "uid beyond 32 bits" 1 '4294967296 1\n'
+bad_line "pages beyond 64 bits" 1 '0 18446744073709551616\n'
+printf '0 14\nroot 5\n' >"$users"
+run "$t1"
+same "users malformed: counters and pid 100's two rows still shown" "arenas 3|2" \
+	"$(head -n 1 "$tmp/out" | tr -s ' ')|$(grep -c '^100 ' "$tmp/out")"
+same "users malformed: no users table" "0" "$(grep -c '^UID ' "$tmp/out")"
+run "$t1" --json
+same "users malformed, --json: exit 1" 1 "$rc"
+check "users malformed, --json: users null, the rest intact" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["users"] is None and d["module"]["arenas"] == 3, d
+assert [p["pid"] for p in d["processes"]] == [100, 300], d
+' "$tmp/out"
+cp "$tmp/users.orig" "$users"
 
 # --- -p PID -----------------------------------------------------------
 run "$t1" -p 300
@@ -251,6 +364,32 @@ assert d["unreadable"] == 1 and [p["pid"] for p in d["processes"]] == [100], d
 ' "$tmp/out"
 	runu "$t3" -p 300
 	same "-p of an unreadable process: exit 3" 3 "$rc"
+fi
+
+# --- users that cannot be read -----------------------------------------
+# The module makes it 0400: as nobody, said once, like the processes.
+t4=$tmp/t4
+mk_tree "$t4"
+chmod -R a+rX "$t4"
+chmod 0400 "$t4/sys/class/misc/secarena/users"
+[ "$(id -u)" = 0 ] || chmod 0000 "$t4/sys/class/misc/secarena/users"
+if [ ${#as_user[@]} = 0 ]; then
+	for t in "unreadable users: exit 0" "unreadable users: one note" \
+		"unreadable users: no users table" "unreadable users: --json null, note once"; do
+		skip "$t" "running as root without setpriv"
+	done
+else
+	runu "$t4"
+	same "unreadable users: exit 0" 0 "$rc"
+	same "unreadable users: one note" "secarena-stat: users not readable: run as root" "$err"
+	same "unreadable users: no users table" "0" "$(grep -c '^UID ' "$tmp/out")"
+	runu "$t4" --json
+	check "unreadable users: --json null, note once" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["users"] is None and d["module"]["arenas"] == 3, d
+assert sys.argv[2:] == ["0", "secarena-stat: users not readable: run as root"], sys.argv
+' "$tmp/out" "$rc" "$err"
 fi
 
 # --- the VM helper -------------------------------------------------------
