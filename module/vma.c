@@ -31,7 +31,7 @@
 
 static void zap_whole_vma(struct vm_area_struct *vma)
 {
-	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
+	secarena_zap_range(vma, vma->vm_start, vma->vm_end - vma->vm_start);
 }
 
 /*
