@@ -8,6 +8,9 @@ build=${1:-$top/build}
 rm -rf "$build/results" "$build/vm-out"
 "$top/scripts/host-checks.sh" "$build"
 "$top/scripts/vmtest.sh" || echo "not ok 0 vmtest did not run to the end" >>"$build/results/host.tap"
+for t in "$build"/vm-out/*/device-bench.txt; do
+	[ -f "$t" ] && { echo "== device benchmark"; cat "$t"; }
+done
 echo "== failures"
 grep -h '^not ok ' "$build/results/host.tap" "$build"/vm-out/*/results.tap 2>/dev/null || echo "(none)"
 exec "$top/scripts/summary.sh" "$build/results/host.tap" "$build"/vm-out/*/results.tap

@@ -128,6 +128,14 @@ fi
 TMPDIR="$out" "$(dirname "$0")/../tools/secarena-stat/vm-test.sh" >"$out/secarena-stat.log" 2>&1
 import_tap secarena-stat "$out/secarena-stat.log"
 
+# The device against mlock()ed anonymous memory (bench/device): a table,
+# not a test; only a step that fails counts.
+if "$(dirname "$0")/../bench/device/vm-bench.sh" "$out/device-bench.txt" 2>"$out/device-bench.err"; then
+	result ok "device benchmark ran (table in device-bench.txt)"
+else
+	result not-ok "device benchmark ran" "$(tail -n 1 "$out/device-bench.err")"
+fi
+
 # Unloading: refused while a file is open, done once it is closed.
 exec 3<>/dev/secarena
 if rmmod secarena 2>/dev/null; then result not-ok "rmmod refused while open"; else result ok "rmmod refused while open"; fi

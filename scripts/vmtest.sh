@@ -30,6 +30,7 @@ make -s -C "$top/userlib" vmtest-bin
 make -s -C "$top/tools/secarena-stat"
 make -s -C "$top/stress/fuzz"
 make -s -C "$top/stress/limits"
+make -s -C "$top/bench/device"
 # The OpenSSL side (a no-op when make check's host part built it already).
 "$top/userlib/openssl/build.sh" >/dev/null
 make -s -C "$top/userlib/openssl"
