@@ -14,7 +14,7 @@
  * One mutex covers the counters, the users and the list of live sets, so
  * that a hibernation can decide, revoke and shut the door for new sets in
  * one step: a set is either on the list before the decision (and revoked)
- * or refused after it.
+ * or refused when it comes to join it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,12 +66,12 @@ int secarena_charge_memlock(struct mm_struct *mm, unsigned long nr)
 }
 
 /*
- * Charge @p (nr, mm already charged) to its user and the module, and put
- * it on the live list. The user is the current task's real uid, as for
- * RLIMIT_MEMLOCK's per-user charges elsewhere; a fork copy is made in the
- * parent, whose uid the child shares at that point.
+ * Charge @p's pages to its user and the module, before any page exists.
+ * The user is the current task's real uid, as for RLIMIT_MEMLOCK's
+ * per-user charges elsewhere; a fork copy is made in the parent, whose
+ * uid the child shares at that point.
  */
-int secarena_account_add(struct secarena_pages *p)
+int secarena_account_reserve(struct secarena_pages *p)
 {
 	struct secarena_user *u, *fresh;
 	kuid_t uid = current_uid();
@@ -113,18 +113,38 @@ int secarena_account_add(struct secarena_pages *p)
 	stats.pages_in_use += p->nr;
 	stats.pages_peak = max(stats.pages_peak, stats.pages_in_use);
 	stats.mapped++;
-	list_add(&p->node, &live_sets);
 	mutex_unlock(&account_lock);
 	kfree(fresh);
 	return 0;
 }
 
+/*
+ * Put a filled set on the live list, where hibernation finds it. A set is
+ * filled off the list, so a hibernation that began meanwhile refuses it
+ * here rather than miss pages it could not see.
+ */
+int secarena_account_commit(struct secarena_pages *p)
+{
+	int err = 0;
+
+	mutex_lock(&account_lock);
+	if (hibernating) {
+		stats.refused_hibernation++;
+		err = -EAGAIN;
+	} else {
+		list_add(&p->node, &live_sets);
+	}
+	mutex_unlock(&account_lock);
+	return err;
+}
+
+/* Undo the reserve, and the commit if it happened. */
 void secarena_account_remove(struct secarena_pages *p)
 {
 	struct secarena_user *u = p->user;
 
 	mutex_lock(&account_lock);
-	list_del(&p->node);
+	list_del_init(&p->node);
 	stats.pages_in_use -= p->nr;
 	stats.mapped--;
 	u->pages -= p->nr;

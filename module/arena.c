@@ -44,7 +44,11 @@ static void free_pages_wiped(struct page **page, unsigned long nr)
 	}
 }
 
-/* Charged, empty set for @mm; the caller fills p->page[]. */
+/*
+ * Charged, empty set for @mm; the caller fills p->page[] and commits it.
+ * The module's limits come first, then RLIMIT_MEMLOCK, then the page
+ * array: a request over a cap costs nothing but the check.
+ */
 static struct secarena_pages *pages_new(struct mm_struct *mm,
 					struct address_space *mapping,
 					unsigned long nr, unsigned int guard,
@@ -53,38 +57,39 @@ static struct secarena_pages *pages_new(struct mm_struct *mm,
 	struct secarena_pages *p;
 	int err;
 
-	err = secarena_charge_memlock(mm, nr);
-	if (err)
-		return ERR_PTR(err);
-
-	err = -ENOMEM;
 	p = kzalloc(sizeof(*p), SECARENA_GFP);
 	if (!p)
-		goto out_memlock;
-	p->page = kvcalloc(nr, sizeof(*p->page), SECARENA_GFP);
-	if (!p->page)
-		goto out_free;
-
+		return ERR_PTR(-ENOMEM);
 	kref_init(&p->ref);
 	mutex_init(&p->lock);
+	INIT_LIST_HEAD(&p->node);
 	p->mapping = mapping;
 	p->nr = nr;
 	p->guard = guard;
 	p->policy = policy;
 	p->privileged = privileged;
-	err = secarena_account_add(p);
+
+	err = secarena_account_reserve(p);
 	if (err)
-		goto out_free_array;
+		goto out_free;
+	err = secarena_charge_memlock(mm, nr);
+	if (err)
+		goto out_account;
+	err = -ENOMEM;
+	p->page = kvcalloc(nr, sizeof(*p->page), SECARENA_GFP);
+	if (!p->page)
+		goto out_memlock;
 	mmgrab(mm);
 	p->mm = mm;
 	return p;
 
-out_free_array:
-	kvfree(p->page);
-out_free:
-	kfree(p);
 out_memlock:
 	atomic64_sub(nr, &mm->pinned_vm);
+out_account:
+	secarena_account_remove(p);
+out_free:
+	mutex_destroy(&p->lock);
+	kfree(p);
 	return ERR_PTR(err);
 }
 
@@ -134,6 +139,8 @@ struct secarena_pages *secarena_pages_alloc(struct mm_struct *mm,
 	if (IS_ERR(p))
 		return p;
 	err = pages_fill(p, NULL);
+	if (!err)
+		err = secarena_account_commit(p);
 	if (err) {
 		pages_destroy(p);
 		return ERR_PTR(err);
@@ -159,6 +166,8 @@ struct secarena_pages *secarena_pages_copy(struct secarena_pages *src,
 	if (IS_ERR(p))
 		return p;
 	err = pages_fill(p, src);
+	if (!err)
+		err = secarena_account_commit(p);
 	if (err) {
 		pages_destroy(p);
 		return ERR_PTR(err);

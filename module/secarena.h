@@ -101,7 +101,8 @@ void secarena_pages_revoke(struct secarena_pages *p);
 void secarena_pages_put(struct secarena_pages *p);
 
 /* account.c */
-int secarena_account_add(struct secarena_pages *p);
+int secarena_account_reserve(struct secarena_pages *p);
+int secarena_account_commit(struct secarena_pages *p);
 void secarena_account_remove(struct secarena_pages *p);
 int secarena_charge_memlock(struct mm_struct *mm, unsigned long nr);
 void secarena_stats_get(struct secarena_stats *out);
