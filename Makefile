@@ -5,9 +5,12 @@
 #   make                  module (running kernel, or KDIR=...), selftests, libsecarena
 #   make module KDIR=...  the module against any kernel headers
 #   make check            install what is missing, host checks, then vmtest
-#   make vmtest           boot Debian's 6.1 and 6.12 in virtme-ng and test there
+#   make vmtest           the VM suite on the oldest and newest kernel (VMTEST_SET=all: every one)
 #   make demo             a short demonstration inside a VM
 #   make check-debug      the VM suite on a 6.1 debug kernel (KASAN, lockdep, kmemleak...)
+#   make check-matrix     the VM suite on every kernel of the matrix (Debian 12's 6.1 and
+#                         6.12, Debian 13's 6.12 and 7.x) and on the old-fork debug kernel
+#                         (dup_mmap() calls vm_ops->open() after copy_page_range())
 #   make install          module (modules_install + depmod), udev rule, libsecarena
 
 KVER ?= $(shell uname -r)
@@ -18,7 +21,7 @@ PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
-.PHONY: all module selftests userlib stat check check-debug host-check vmtest demo install uninstall \
+.PHONY: all module selftests userlib stat check check-debug check-matrix host-check vmtest demo install uninstall \
 	dkms-install dkms-uninstall deps checkpatch clean
 
 all: module selftests userlib stat
@@ -52,6 +55,12 @@ check: deps
 # Builds the debug kernel once (cached outside the tree), then boots it.
 check-debug: deps
 	scripts/check-debug.sh $(BUILD)
+
+# Every kernel of scripts/kernels.sh all, then the debug kernel with
+# debug-kernel/old-fork-order.patch (the fork order of Debian's 6.1.0-6.1.89
+# and 6.1.95-6.1.190), in its own cache tree.
+check-matrix: deps
+	scripts/check-matrix.sh $(BUILD)
 
 demo: deps
 	scripts/demo.sh $(BUILD)

@@ -14,13 +14,22 @@ TAP_LOGS="$build/results/logs"
 . "$top/scripts/tap.sh"
 cd "$top"
 
-kernels=$(cd /boot && ls vmlinuz-6.1.* vmlinuz-6.12.*+deb12-amd64 2>/dev/null | sed 's/^vmlinuz-//' | sort -V)
+# The Debian 12 kernels (DKMS, install) and the whole matrix (W=1 builds;
+# Debian 13's inside the trixie root, which this makes on first use).
+kernels=$(scripts/kernels.sh host | cut -d' ' -f1)
+matrix=$(scripts/kernels.sh all) || matrix=$(scripts/kernels.sh host)
 
 tap_run "uapi header builds in C99 pedantic and C++" scripts/uapi-check.sh
-for k in $kernels; do
-	tap_run "module builds with W=1 and no warning on $k" \
-		scripts/build-module.sh "$k" "$build/module/$k"
-done
+tap_run "the kernel matrix is complete (scripts/kernels.sh all)" scripts/kernels.sh all
+while read -r k root <&3; do
+	if [ "$root" = / ]; then
+		tap_run "module builds with W=1 and no warning on $k" \
+			scripts/build-module.sh "$k" "$build/module/$k"
+	else
+		tap_run "module builds with W=1 and no warning on $k (Debian 13 root)" \
+			env CHROOT="$root" scripts/build-module.sh "$k" "$build/module/$k"
+	fi
+done 3<<<"$matrix"
 scripts/kernel-tools.sh "$build/ksft"
 for f in module/*.c module/*.h uapi/linux/secarena.h; do
 	tap_run "checkpatch clean: $f" perl "$build/ksft/scripts/checkpatch.pl" \

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make check-matrix: what make check runs, on every kernel of the matrix
+# and on the old fork order, then one count.
+#  1. The whole VM suite on every kernel of scripts/kernels.sh all:
+#     Debian 12's 6.1 and bookworm-backports' 6.12 (host root), trixie's
+#     6.12 and trixie-backports' newest 7.x (trixie root). make check runs
+#     only the oldest and the newest of them.
+#  2. The whole VM suite, as make check-debug runs it, on the old-fork
+#     variant of the 6.1 debug kernel (scripts/debug-kernel.sh old-fork).
+#     That kernel carries debug-kernel/old-fork-order.patch: dup_mmap()
+#     calls vm_ops->open() after copy_page_range(), as Debian's 6.1.0-6.1.89
+#     and 6.1.95-6.1.190 do, where the source package (6.1.191 and later)
+#     and check-debug call ->open first. The module must be right under both
+#     orders, and KASAN would catch a child left on its parent's pages.
+# Host checks are make check's; this runs only VMs.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+start=$SECONDS
+rm -rf "$build/vm-out"
+mkdir -p "$build/vm-out"
+VMTEST_SET=all "$top/scripts/vmtest.sh" ||
+	echo "not ok 0 matrix: vmtest did not run to the end" >>"$build/vm-out/matrix.tap"
+echo "check-matrix: distribution kernels in $((SECONDS - start)) s"
+
+t=$SECONDS
+kdir=$("$top/scripts/debug-kernel.sh" old-fork)
+if [ -n "$kdir" ]; then
+	label=$(cat "$kdir/include/config/kernel.release")
+	# As in check-debug.sh: debug_pagealloc on the command line tells the
+	# wipe scan that freed pages are unmapped.
+	VMTEST_DEBUG_KDIR=$kdir VMTEST_APPEND=debug_pagealloc=on VMTEST_MEMORY=${VMTEST_MEMORY:-2G} \
+		VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-7200} "$top/scripts/vmtest.sh" ||
+		echo "not ok 0 $label: vmtest did not run to the end" >>"$build/vm-out/$label/results.tap"
+	grep -hE 'BUG:|WARNING:|Oops|kmemleak:' "$build/vm-out/$label/dmesg.log" 2>/dev/null | head -20
+else
+	echo "not ok 0 old-fork debug kernel: scripts/debug-kernel.sh old-fork failed" >>"$build/vm-out/matrix.tap"
+fi
+echo "check-matrix: old-fork debug kernel in $((SECONDS - t)) s; all in $((SECONDS - start)) s"
+for f in "$build"/vm-out/*/device-bench.txt; do
+	[ -f "$f" ] && { echo "== device benchmark"; cat "$f"; }
+done
+echo "== failures"
+grep -h '^not ok ' "$build"/vm-out/*/results.tap "$build/vm-out/matrix.tap" 2>/dev/null || echo "(none)"
+exec "$top/scripts/summary.sh" "$build"/vm-out/*/results.tap "$build/vm-out/matrix.tap"
