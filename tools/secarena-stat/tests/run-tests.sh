@@ -339,11 +339,16 @@ runu() {
 	out=$(cat "$tmp/out")
 	err=$(cat "$tmp/err")
 }
+# unreadable_tree DIR FILE MODE: a fake tree that only FILE's owner reads
+# (MODE); as a non-root runner, not even that.
+unreadable_tree() {
+	mk_tree "$1"
+	chmod -R a+rX "$1"
+	chmod "$3" "$1/$2"
+	[ "$(id -u)" = 0 ] || chmod 0000 "$1/$2"
+}
 t3=$tmp/t3
-mk_tree "$t3"
-chmod -R a+rX "$t3"
-chmod 0600 "$t3/proc/300/maps"
-[ "$(id -u)" = 0 ] || chmod 0000 "$t3/proc/300/maps"
+unreadable_tree "$t3" proc/300/maps 0600
 if [ ${#as_user[@]} = 0 ]; then
 	for t in "unreadable maps: exit 0" "unreadable maps: note" \
 		"unreadable maps: others still listed" "unreadable maps: json count" \
@@ -369,10 +374,7 @@ fi
 # --- users that cannot be read -----------------------------------------
 # The module makes it 0400: as nobody, said once, like the processes.
 t4=$tmp/t4
-mk_tree "$t4"
-chmod -R a+rX "$t4"
-chmod 0400 "$t4/sys/class/misc/secarena/users"
-[ "$(id -u)" = 0 ] || chmod 0000 "$t4/sys/class/misc/secarena/users"
+unreadable_tree "$t4" sys/class/misc/secarena/users 0400
 if [ ${#as_user[@]} = 0 ]; then
 	for t in "unreadable users: exit 0" "unreadable users: one note" \
 		"unreadable users: no users table" "unreadable users: --json null, note once"; do
