@@ -14,6 +14,8 @@ build=${1:-$top/build}
 kdir=$("$top/scripts/debug-kernel.sh") || exit 1
 label=$(cat "$kdir/include/config/kernel.release")
 rm -rf "$build/vm-out/$label"
+# Present even when vmtest stops before the guest: the failure goes here.
+mkdir -p "$build/vm-out/$label"
 # debug_pagealloc is on by default in this build; saying so on the command
 # line lets the wipe scan know that freed pages are unmapped (kcore: zeros).
 VMTEST_DEBUG_KDIR=$kdir VMTEST_APPEND=debug_pagealloc=on VMTEST_MEMORY=${VMTEST_MEMORY:-2G} VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-7200} \

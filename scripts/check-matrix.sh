@@ -29,6 +29,7 @@ t=$SECONDS
 kdir=$("$top/scripts/debug-kernel.sh" old-fork)
 if [ -n "$kdir" ]; then
 	label=$(cat "$kdir/include/config/kernel.release")
+	mkdir -p "$build/vm-out/$label"
 	# As in check-debug.sh: debug_pagealloc on the command line tells the
 	# wipe scan that freed pages are unmapped.
 	VMTEST_DEBUG_KDIR=$kdir VMTEST_APPEND=debug_pagealloc=on VMTEST_MEMORY=${VMTEST_MEMORY:-2G} \

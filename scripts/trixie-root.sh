@@ -52,33 +52,12 @@ in_root() {
 		DEBIAN_FRONTEND=noninteractive "$@"
 }
 
-# The host's archive URI for its main (or security) suites: deb822 stanzas
-# in sources.list.d/debian.sources, else one-line sources.list.
-host_uri() { # host_uri main|security
-	local u
-	u=$(awk -v want="$1" 'BEGIN { RS = ""; FS = "\n" }
-		{ uri = ""; sec = 0
-		  for (i = 1; i <= NF; i++) {
-			if ($i ~ /^URIs:/) { split($i, w, /[ \t]+/); uri = w[2] }
-			if ($i ~ /^Suites:/ && $i ~ /-security/) sec = 1
-		  }
-		  if (uri != "" && (want == "security") == sec) { print uri; exit } }' \
-		/etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-	[ -n "$u" ] || u=$(sed 's/\[[^]]*\]//' /etc/apt/sources.list 2>/dev/null |
-		awk -v want="$1" '$1 == "deb" && (want == "security") == ($3 ~ /-security$/) { print $2; exit }')
-	echo "$u"
-}
+# shellcheck source=scripts/debian-archive.sh
+. "$top/scripts/debian-archive.sh"
 uri=$(host_uri main)
 [ -n "$uri" ] || { echo "trixie-root: no Debian archive URI in the host's apt sources" >&2; exit 1; }
 sec=$(host_uri security)
-# No security source on the host: Debian's security archive sits beside the
-# main one (http://deb.debian.org/debian -> .../debian-security).
-if [ -z "$sec" ]; then
-	case "$uri" in
-	*/debian | */debian/) sec=${uri%/}-security ;;
-	*) echo "trixie-root: cannot derive a security archive from $uri" >&2; exit 1 ;;
-	esac
-fi
+[ -n "$sec" ] || { echo "trixie-root: cannot derive a security archive from $uri" >&2; exit 1; }
 
 packages() { sed 's/#.*//' "$list" | xargs; }
 

@@ -890,31 +890,21 @@ static inline int pfn_frame_holds(struct kcore *kc, uint64_t pfn,
 }
 
 /*
- * PFNs of the data pages of this process's arena mapped at data, found in
- * physical RAM through /proc/kcore (pagemap no longer shows them): 0;
- * -ENOENT unless every page was found in exactly one frame; -EINVAL for
- * pid != 0 (finding a page means writing to it, so only its own process
- * can); another -errno (kcore_open()'s among them) on failure. It scans
- * all of RAM once per call: seconds under TCG.
- *
- * The first PFN_STAMP_LEN bytes of each page are changed during the call
- * and put back exactly before it returns; nothing else may use the pages
- * meanwhile.
+ * arena_data_pfns() below, through a /proc/kcore opened earlier: kcore
+ * checks CAP_SYS_RAWIO at open only, so a process that opened it as root
+ * can still find the frames of an arena it maps after dropping to an
+ * ordinary user.
  */
-static inline int arena_data_pfns(pid_t pid, char *data, size_t pages,
-				  uint64_t *pfns)
+static inline int arena_data_pfns_in(struct kcore *kc, char *data,
+				     size_t pages, uint64_t *pfns)
 {
 	unsigned char stamp[PFN_STAMP_LEN], *saved = NULL, *buf;
 	struct pfn_scan sc = { .pages = pages };
 	size_t i, j, found;
-	struct kcore kc;
 	int err, ret;
 
-	if (pid || !pages)
+	if (!pages)
 		return -EINVAL;
-	err = kcore_open(&kc);
-	if (err)
-		return err;
 	buf = mmap(NULL, PFN_SCAN_CHUNK, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	sc.max = pages + PFN_SCAN_SPARE;
@@ -933,10 +923,10 @@ static inline int arena_data_pfns(pid_t pid, char *data, size_t pages,
 		pfn_stamp_make(&sc, i, stamp);
 		memcpy(data + i * page_size(), stamp, PFN_STAMP_LEN);
 	}
-	err = pfn_scan_ram(&sc, &kc, buf);
+	err = pfn_scan_ram(&sc, kc, buf);
 	for (j = 0; !err && j < sc.nr; j++) {
 		pfn_stamp_make(&sc, sc.cand[j].index, stamp);
-		ret = pfn_frame_holds(&kc, sc.cand[j].pfn, stamp);
+		ret = pfn_frame_holds(kc, sc.cand[j].pfn, stamp);
 		if (ret < 0)
 			err = ret;
 		sc.cand[j].stamped = ret > 0;
@@ -952,7 +942,7 @@ static inline int arena_data_pfns(pid_t pid, char *data, size_t pages,
 		for (j = 0; !err && j < sc.nr; j++) {
 			if (sc.cand[j].index != i || !sc.cand[j].stamped)
 				continue;
-			ret = pfn_frame_holds(&kc, sc.cand[j].pfn,
+			ret = pfn_frame_holds(kc, sc.cand[j].pfn,
 					      saved + i * PFN_STAMP_LEN);
 			if (ret < 0)
 				err = ret;
@@ -975,6 +965,33 @@ out:
 		explicit_bzero(buf, PFN_SCAN_CHUNK);
 		munmap(buf, PFN_SCAN_CHUNK);
 	}
+	return err;
+}
+
+/*
+ * PFNs of the data pages of this process's arena mapped at data, found in
+ * physical RAM through /proc/kcore (pagemap no longer shows them): 0;
+ * -ENOENT unless every page was found in exactly one frame; -EINVAL for
+ * pid != 0 (finding a page means writing to it, so only its own process
+ * can); another -errno (kcore_open()'s among them) on failure. It scans
+ * all of RAM once per call: seconds under TCG.
+ *
+ * The first PFN_STAMP_LEN bytes of each page are changed during the call
+ * and put back exactly before it returns; nothing else may use the pages
+ * meanwhile.
+ */
+static inline int arena_data_pfns(pid_t pid, char *data, size_t pages,
+				  uint64_t *pfns)
+{
+	struct kcore kc;
+	int err;
+
+	if (pid || !pages)
+		return -EINVAL;
+	err = kcore_open(&kc);
+	if (err)
+		return err;
+	err = arena_data_pfns_in(&kc, data, pages, pfns);
 	kcore_close(&kc);
 	return err;
 }

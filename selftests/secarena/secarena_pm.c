@@ -169,21 +169,26 @@ enum revoke_cmd {
 
 /*
  * As nobody: map an arena (SHARED, so that access_in_child() probes these
- * very pages), plant the secret, then check what the parent asks.
+ * very pages), plant the secret, tell the parent where in RAM it lies
+ * (kc: /proc/kcore opened while still root, or fd -1 if there is none),
+ * then check what the parent asks.
  */
-static int unprivileged_owner(int cmd_fd, int report_fd)
+static int unprivileged_owner(int cmd_fd, int report_fd, struct kcore *kc,
+			      const unsigned char *secret)
 {
-	unsigned char secret[SECRET_LEN];
+	uint64_t pfns[2] = { 0, 0 };
 	struct secarena_info info;
 	struct fault_report rep;
 	struct arena a;
 	char cmd;
 
 	CHILD_CHECK(become_user(NOBODY) == 0);
-	CHILD_CHECK(random_secret(secret) == 0);
 	CHILD_CHECK(arena_create(&a, 2, 1, SECARENA_FORK_SHARED) == 0);
 	fill_with_secret(a.data, 2 * page_size(), secret);
-	CHILD_CHECK(write_full(report_fd, "m", 1) == 0);
+	if (kc->fd >= 0)
+		CHILD_CHECK(arena_data_pfns_in(kc, a.data, 2, pfns) == 0);
+	kcore_close(kc);
+	CHILD_CHECK(write_full(report_fd, pfns, sizeof(pfns)) == 0);
 	for (;;) {
 		CHILD_CHECK(read_full(cmd_fd, &cmd, 1) == 0);
 		CHILD_CHECK(secarena_get_info(a.fd, &info) == 0);
@@ -212,23 +217,36 @@ static int unprivileged_owner(int cmd_fd, int report_fd)
 	}
 }
 
+/*
+ * Whether the revoke wiped the frames, not only unmapped them: the
+ * parent reads them in RAM through /proc/kcore before and after.
+ */
 TEST_F(pm, unprivileged_arena_is_revoked_privileged_one_refuses)
 {
 	long long refused = secarena_counter("refused_hibernation");
 	long long revoked = secarena_counter("revoked_hibernation");
+	unsigned char secret[SECRET_LEN];
 	int down[2], up[2], code = -1;
+	uint64_t pfns[2];
+	struct kcore kc;
 	char byte;
 	pid_t pid;
 
 	ASSERT_LE(0, revoked);
+	ASSERT_EQ(0, random_secret(secret));
+	/* Every Debian kernel has it; without it only the RAM check goes. */
+	if (kcore_open(&kc))
+		TH_LOG("no /proc/kcore: the wipe of revoked frames is not checked");
 	ASSERT_EQ(0, pipe2(down, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(up, O_CLOEXEC));
 	pid = fork_tied();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(unprivileged_owner(down[0], up[1]));
-	ASSERT_EQ(0, read_full(up[0], &byte, 1));
+		_exit(unprivileged_owner(down[0], up[1], &kc, secret));
+	ASSERT_EQ(0, read_full(up[0], pfns, sizeof(pfns)));
 	ASSERT_EQ(2, secarena_counter("pages_in_use"));
+	if (kc.fd >= 0)
+		ASSERT_EQ(2, kcore_pages_holding(&kc, pfns, 2, secret));
 
 	/* A privileged arena as well: refused, and nothing revoked. */
 	ASSERT_EQ(0, arena_create(&self->a, 2, 1, SECARENA_FORK_PRIVATE));
@@ -243,8 +261,13 @@ TEST_F(pm, unprivileged_arena_is_revoked_privileged_one_refuses)
 	ASSERT_EQ(0, snapshot_open_errno());
 	ASSERT_EQ(refused + 1, secarena_counter("refused_hibernation"));
 	ASSERT_EQ(revoked + 1, secarena_counter("revoked_hibernation"));
-	/* Revoked pages stay charged until their vma goes. */
+	/*
+	 * Revoked pages stay charged until their vma goes, and the frames
+	 * are still the arena's (nothing else can have them): wiped.
+	 */
 	ASSERT_EQ(2, secarena_counter("pages_in_use"));
+	if (kc.fd >= 0)
+		ASSERT_EQ(0, kcore_pages_holding(&kc, pfns, 2, secret));
 	ASSERT_EQ(0, write_full(down[1], "r", 1));
 	ASSERT_EQ(0, read_full(up[0], &byte, 1));
 	ASSERT_EQ(0, secarena_counter("pages_in_use"));
@@ -254,6 +277,8 @@ TEST_F(pm, unprivileged_arena_is_revoked_privileged_one_refuses)
 	/* Nothing left: a second hibernation revokes nothing. */
 	ASSERT_EQ(0, snapshot_open_errno());
 	ASSERT_EQ(revoked + 1, secarena_counter("revoked_hibernation"));
+	kcore_close(&kc);
+	explicit_bzero(secret, sizeof(secret));
 }
 
 TEST_HARNESS_MAIN

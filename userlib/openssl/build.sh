@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# userlib/openssl/build.sh [BUILD_DIR]    (default: <top>/build/openssl)
+# userlib/openssl/build.sh [-b BRANCH] [BUILD_DIR]
 #
-# Fetches Debian 12's OpenSSL 3.0 source with apt, extracts the upstream tree into
-# BUILD_DIR/src, applies userlib/openssl/patches/*.patch in order, builds libsecarena
-# (make -C userlib) and OpenSSL on it, and installs into BUILD_DIR/install
-# (bin/openssl, lib/libcrypto.so.3, lib/libssl.so.3, ssl/openssl.cnf).
-# Idempotent: every step leaves a stamp, and a second run with nothing changed only
-# checks them. Needs root only while the source has not been downloaded yet.
+# Fetches the OpenSSL source of BRANCH from Debian with apt, extracts the upstream
+# tree into BUILD_DIR/src, applies userlib/openssl/patches/BRANCH/*.patch in order
+# (no fuzz: a hunk that needs it fails the build), builds libsecarena (make -C
+# userlib) and OpenSSL on it, and installs into BUILD_DIR/install (bin/openssl,
+# lib/libcrypto.so.3, lib/libssl.so.3, include/, ssl/openssl.cnf).
+#   BRANCH 3.0: Debian 12's source (bookworm), BUILD_DIR default <top>/build/openssl
+#   BRANCH 3.5: Debian 13's source (trixie),   BUILD_DIR default <top>/build/openssl-3.5
+# (OPENSSL_BRANCH=... is the same as -b.)  The source comes through a private apt
+# configuration in BUILD_DIR/apt (scripts/debian-archive.sh): the host's own apt
+# sources are not touched. Idempotent: every step leaves a stamp, and a second run
+# with nothing changed only checks them. Needs root only while the source has not
+# been downloaded yet.
 #
-# Environment: OPENSSL_DEB_VERSION=3.0.x-y   take this Debian version of the source
-#              JOBS=N                        make -j (default 2)
+# Environment: OPENSSL_DEB_VERSION=V   take this Debian version of the source
+#              JOBS=N                  make -j (default 2)
 #
 # How libsecarena gets into libcrypto: libsecarena.a is linked into libcrypto.so.3
 # (Configure ... -L<userlib/build> -l:libsecarena.a), not libsecarena.so.0.
@@ -33,10 +39,22 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 userlib=$(dirname "$here")
 top=$(dirname "$userlib")
-B=$(realpath -m "${1:-$top/build/openssl}")
+branch=${OPENSSL_BRANCH:-3.0}
+if [ "${1:-}" = -b ]; then
+	branch=${2:?build.sh: -b needs a branch}
+	shift 2
+fi
+# Per branch: the Debian release whose source it builds and the default
+# build directory.
+case $branch in
+3.0) suite=bookworm B=${1:-$top/build/openssl} ;;
+3.5) suite=trixie B=${1:-$top/build/openssl-3.5} ;;
+*) echo "openssl-build: error: unknown branch '$branch' (3.0 or 3.5)" >&2; exit 2 ;;
+esac
+B=$(realpath -m "$B")
 jobs=${JOBS:-2}
-preferred_version=3.0.17-1~deb12u2
-src_list=/etc/apt/sources.list.d/secarena-openssl-src.list
+# shellcheck source=scripts/debian-archive.sh
+. "$top/scripts/debian-archive.sh"
 
 t0=$(date +%s)
 log() { printf 'openssl-build: [%3ss] %s\n' "$(($(date +%s) - t0))" "$*"; }
@@ -51,111 +69,43 @@ mkdir -p "$B/dl" "$B/stamps" "$B/logs"
 
 orig_tarball() { ls "$B"/dl/openssl_*.orig.tar.gz 2>/dev/null | sort -V | tail -n 1 || true; }
 
-# 0 if some apt source already has a deb-src entry for bookworm.
-have_bookworm_deb_src() {
-	local f
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] && grep -Eq '^[[:space:]]*deb-src[[:space:]].*[[:space:]]bookworm([[:space:]]|$)' "$f" &&
-			return 0
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		# deb822: a stanza whose Types has deb-src and whose Suites has bookworm.
-		awk 'BEGIN { RS = ""; IGNORECASE = 1; found = 0 }
-		     /(^|\n)Types:[^\n]*deb-src/ && /(^|\n)Suites:[^\n]*(^|[ \t])bookworm([ \t]|\n|$)/ &&
-		     !/(^|\n)Enabled:[ \t]*no/ { found = 1 }
-		     END { exit !found }' "$f" && return 0
-	done
-	return 1
-}
-
-# "URI SIGNED_BY" of the system's deb source for a suite (SIGNED_BY may be empty).
-deb_source_of() {
-	local suite=$1 f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v suite="$suite" 'BEGIN { RS = "" }
-		     {
-			n = split($0, l, "\n"); types = uri = suites = sb = ""
-			for (i = 1; i <= n; i++) {
-				if (l[i] ~ /^Types:/) types = l[i]
-				if (l[i] ~ /^URIs:/) { split(l[i], a, /[ \t]+/); uri = a[2] }
-				if (l[i] ~ /^Suites:/) suites = l[i] " "
-				if (l[i] ~ /^Signed-By:/) { split(l[i], a, /[ \t]+/); sb = a[2] }
-			}
-			if (types ~ /[ \t]deb([ \t]|$)/ && index(suites, " " suite " ")) {
-				print uri, sb; exit
-			}
-		     }' "$f"
-	done | head -n 1
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v suite="$suite" '$1 == "deb" {
-			i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++
-			if ($(i + 1) == suite) { print $i, ""; exit } }' "$f"
-	done | head -n 1
-}
-
-add_deb_src() {
-	local main sec uri sb line
-	main=$(deb_source_of bookworm | head -n 1)
-	[ -n "$main" ] || main="http://deb.debian.org/debian /usr/share/keyrings/debian-archive-keyring.gpg"
-	sec=$(deb_source_of bookworm-security | head -n 1)
+# The source versions apt knows for the release, in the order to try:
+# OPENSSL_DEB_VERSION; the release's own (point release) versions, newest
+# first; then its security suite's. The release's version is the one its
+# openssl binary packages were built from, and its files stay in the
+# archive, where the security suite's newest is sometimes not there yet.
+source_candidates() {
 	{
-		echo "# Added by secarena userlib/openssl/build.sh: OpenSSL source for the patch series."
-		for line in "$main bookworm" ${sec:+"$sec bookworm-security"}; do
-			# shellcheck disable=SC2086
-			set -- $line
-			uri=$1
-			if [ $# = 3 ]; then sb=$2; suite=$3; else sb=""; suite=$2; fi
-			# The same Signed-By as the deb entry, or apt refuses the conflicting values.
-			echo "deb-src ${sb:+[signed-by=$sb] }$uri $suite main"
-		done
-	} >"$src_list"
+		[ -n "${OPENSSL_DEB_VERSION:-}" ] && echo "0 $OPENSSL_DEB_VERSION"
+		apt-cache "${APT_PRIVATE[@]}" madison openssl 2>/dev/null |
+			awk -F' *[|] *' '$3 ~ /Sources/ { print ($3 ~ /-security/ ? 2 : 1), $2 }'
+	} | sort -k1,1n -k2,2Vr | awk '!seen[$2]++ { print $2 }'
 }
 
 fetch_source() {
-	local candidates v upstream added=0
+	local v upstream
 	[ "$(id -u)" = 0 ] || die "the OpenSSL source is not in $B/dl yet: run as root once (apt)"
-	if ! have_bookworm_deb_src; then
-		log "adding deb-src for bookworm to $src_list"
-		add_deb_src
-		added=1
-	fi
-	if [ -z "$(apt-cache showsrc openssl 2>/dev/null | sed -n 's/^Version: //p')" ]; then
-		if [ "$added" = 1 ]; then
-			log "apt-get update (source indexes of $src_list only)"
-			apt-get update -qq -o Dir::Etc::SourceList="$src_list" \
-				-o Dir::Etc::SourceParts=/dev/null -o APT::Get::List-Cleanup=0 ||
-				die "apt-get update failed"
-		else
-			log "apt-get update"
-			apt-get update -qq || die "apt-get update failed"
-		fi
-	fi
-	# Order: OPENSSL_DEB_VERSION; 3.0.17-1~deb12u2 (downloads whole); bookworm's own;
-	# then the security suite's, newest first (its .dsc may 404: the orig tarball,
-	# the upstream source, is enough).
-	candidates=$( {
-		[ -n "${OPENSSL_DEB_VERSION:-}" ] && echo "0 $OPENSSL_DEB_VERSION"
-		apt-cache madison openssl 2>/dev/null | awk -F' *[|] *' -v pref="$preferred_version" '
-			$3 ~ /Sources/ { r = ($3 ~ /-security/) ? 3 : 2; if ($2 == pref) r = 1; print r, $2 }'
-	} | sort -k1,1n -k2,2Vr | awk '!seen[$2]++ { print $2 }')
-	[ -n "$candidates" ] || die "no openssl source package known to apt (deb-src missing?)"
+	apt_private "$B/apt" "$suite" || die "no apt configuration for $suite"
+	log "apt-get update ($suite source indexes, private lists in $B/apt)"
+	apt_private_update "$B/apt" || die "apt-get update for $suite failed"
+	candidates=$(source_candidates)
+	[ -n "$candidates" ] || die "apt knows no openssl source in $suite"
+	# A version whose .dsc or debian tarball 404s may still leave its orig
+	# tarball, the upstream source, which is all the build needs.
 	for v in $candidates; do
 		upstream=${v#*:}
 		upstream=${upstream%-*}
 		log "apt-get source --download-only openssl=$v"
-		(cd "$B/dl" && apt-get source -qq --download-only "openssl=$v") \
+		(cd "$B/dl" && apt-get "${APT_PRIVATE[@]}" source -qq --download-only "openssl=$v") \
 			>"$B/logs/apt-source.log" 2>&1 || true
 		if [ -f "$B/dl/openssl_$upstream.orig.tar.gz" ]; then
-			[ -f "$B/dl/openssl_$v.dsc" ] || [ -f "$B/dl/openssl_${v#*:}.dsc" ] ||
+			[ -f "$B/dl/openssl_${v#*:}.dsc" ] ||
 				log "only the orig tarball of $v downloaded: enough (upstream source)"
 			return 0
 		fi
 		log "openssl=$v did not download (see $B/logs/apt-source.log)"
 	done
-	die "no OpenSSL source could be downloaded"
+	die "no OpenSSL source of $suite could be downloaded"
 }
 
 tarball=$(orig_tarball)
@@ -165,7 +115,7 @@ if [ -z "$tarball" ]; then
 fi
 upstream=$(basename "$tarball" .orig.tar.gz)
 upstream=${upstream#openssl_}
-log "source: $(basename "$tarball") (OpenSSL $upstream)"
+log "source: $(basename "$tarball") (OpenSSL $upstream, branch $branch)"
 
 # ---- 2. extract the upstream tree ----
 
@@ -189,8 +139,8 @@ fi
 
 # ---- 3. the patch series ----
 
-mapfile -t patches < <(ls "$here"/patches/*.patch 2>/dev/null | sort)
-[ "${#patches[@]}" -gt 0 ] || die "no patches in $here/patches"
+mapfile -t patches < <(ls "$here/patches/$branch"/*.patch 2>/dev/null | sort)
+[ "${#patches[@]}" -gt 0 ] || die "no patches in $here/patches/$branch"
 series_hash=$(cat "${patches[@]}" | sha)
 applied_hash=$(cat "$B/applied/.hash" 2>/dev/null || true)
 
@@ -215,12 +165,14 @@ if [ "$series_hash" != "$applied_hash" ]; then
 	mkdir -p "$B/applied"
 	for p in "${patches[@]}"; do
 		name=$(basename "$p")
-		if ! out=$(cd "$B/src" && patch -p1 -N -f --dry-run <"$p" 2>&1); then
+		# --fuzz=0: a hunk whose context moved is not evidence that it
+		# landed in the right function.
+		if ! out=$(cd "$B/src" && patch -p1 -N -f --fuzz=0 --dry-run <"$p" 2>&1); then
 			printf '%s\n' "$out" >&2
 			rm -rf "$B/src" "$B/applied" "$B"/stamps/*
 			die "patch $name does not apply to OpenSSL $upstream"
 		fi
-		(cd "$B/src" && patch -p1 -N -f -s <"$p")
+		(cd "$B/src" && patch -p1 -N -f --fuzz=0 -s <"$p")
 		cp "$p" "$B/applied/$name"
 		log "applied $name"
 	done

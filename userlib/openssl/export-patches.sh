@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# userlib/openssl/export-patches.sh SRC BASE NAME SUBJECT_FILE FILE...
+# userlib/openssl/export-patches.sh BRANCH SRC BASE NAME SUBJECT_FILE FILE...
 #
-# Maintainer tool: writes patches/NAME.patch from a git work tree of the
+# Maintainer tool: writes patches/BRANCH/NAME.patch (BRANCH: 3.0, 3.5) from a git work tree of the
 # OpenSSL source (SRC) in which the series is developed: the diff of FILE...
 # from commit BASE to the work tree, after a header taken from SUBJECT_FILE
 # (first line: subject; the rest: the body saying which copy it moves and
@@ -11,9 +11,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-src=$1 base=$2 name=$3 hdr=$4
-shift 4
-out=$here/patches/$name.patch
+branch=$1 src=$2 base=$3 name=$4 hdr=$5
+shift 5
+[ -d "$here/patches/$branch" ] || { echo "export-patches: no series patches/$branch" >&2; exit 1; }
+out=$here/patches/$branch/$name.patch
 [ -d "$src/.git" ] || { echo "export-patches: $src is not a git tree" >&2; exit 1; }
 [ -s "$hdr" ] || { echo "export-patches: no header in $hdr" >&2; exit 1; }
 {

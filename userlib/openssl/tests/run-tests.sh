@@ -48,21 +48,25 @@ grep -q 'libsecarena linked in statically' "$B/logs/build-sh.log" &&
 	tap ok "libcrypto.so.3 holds a private copy of libsecarena (no export, no ldd entry)" ||
 	tap not-ok "libcrypto.so.3 holds a private copy of libsecarena"
 
-# The newest 3.0.x source apt knows (bookworm-security): the series must apply too.
-newest=$(apt-cache madison openssl 2>/dev/null | awk -F' *[|] *' '$3 ~ /Sources/ { print $2 }' |
-	sort -V | tail -n 1)
+# The newest 3.0.x source apt knows (bookworm-security): the series must apply
+# too, without fuzz. build.sh left its private apt configuration in $B/apt.
+# shellcheck source=scripts/debian-archive.sh
+. "$top/scripts/debian-archive.sh"
+apt_private "$B/apt" bookworm && apt_private_update "$B/apt" >/dev/null 2>&1
+newest=$(apt-cache "${APT_PRIVATE[@]}" madison openssl 2>/dev/null |
+	awk -F' *[|] *' '$3 ~ /Sources/ { print $2 }' | sort -V | tail -n 1)
 if [ -n "$newest" ]; then
 	up=${newest#*:}
 	up=${up%-*}
 	mkdir -p "$B/dl-newest"
 	[ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ] ||
-		(cd "$B/dl-newest" && apt-get source -qq --download-only "openssl=$newest") >/dev/null 2>&1
+		(cd "$B/dl-newest" && apt-get "${APT_PRIVATE[@]}" source -qq --download-only "openssl=$newest") >/dev/null 2>&1
 	if [ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ]; then
 		t=$(mktemp -d)
 		tar -xzf "$B/dl-newest/openssl_$up.orig.tar.gz" -C "$t"
 		bad=""
-		for p in "$ossl"/patches/*.patch; do
-			(cd "$t"/openssl-* && patch -p1 -N -f -s <"$p") >/dev/null 2>&1 || bad="$bad $(basename "$p")"
+		for p in "$ossl"/patches/3.0/*.patch; do
+			(cd "$t"/openssl-* && patch -p1 -N -f --fuzz=0 -s <"$p") >/dev/null 2>&1 || bad="$bad $(basename "$p")"
 		done
 		rm -rf "$t"
 		[ -z "$bad" ] && tap ok "the series applies to OpenSSL $up (newest 3.0.x source)" ||
