@@ -71,7 +71,7 @@ function token(t,    zone, f, nf, name, spec, form, i, p, hex) {
 	if (zone == "noread")
 		return	# never read, so never counted
 	ncopies++
-	copy[ncopies] = hex
+	copy[ncopies] = "5a" hex "5a"	# leak_target's GUARD bytes around it
 	mult[ncopies] = f[nf] + 0
 	inarena[ncopies] = zone == "arena" && arena
 }

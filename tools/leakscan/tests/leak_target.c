@@ -38,6 +38,15 @@
 #define PIECE_LEN 16
 #define ZONE_SIZE (1UL << 20)
 
+/*
+ * Every copy is written between two GUARD bytes, and expect.awk counts over
+ * GUARD + copy + GUARD. Without them the bytes next to a copy are whatever
+ * the allocator left there: the byte before a malloc'd block is the top of
+ * its size field, 0x00, which is also the sign pad DER puts in front of p,
+ * so with some keys one more DER piece matched in memory than in the copy.
+ */
+#define GUARD 0x5a
+
 struct zone {
 	unsigned char *base;
 	size_t used;
@@ -139,19 +148,28 @@ static void *zone_take(struct zone *z, size_t len)
 	return p;
 }
 
+/* GUARD, the copy, GUARD at dst: len + 2 bytes */
+static void put_guarded(unsigned char *dst, const unsigned char *bytes,
+			size_t len)
+{
+	dst[0] = GUARD;
+	memcpy(dst + 1, bytes, len);
+	dst[len + 1] = GUARD;
+}
+
 static void straddle(const unsigned char *bytes, size_t len, long n)
 {
 	long page = sysconf(_SC_PAGESIZE), i;
 	unsigned char *base;
 
-	if ((size_t)page < len)
+	if ((size_t)page < len + 2)
 		fail("straddle", "copy longer than a page");
 	base = mmap(NULL, (n + 1) * page, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED)
 		fail("mmap", "straddle");
 	for (i = 0; i < n; i++)
-		memcpy(base + (i + 1) * page - len / 2, bytes, len);
+		put_guarded(base + (i + 1) * page - len / 2 - 1, bytes, len);
 }
 
 /* xorshift64: cheap bytes that exercise the scanner's filter like real data */
@@ -174,21 +192,21 @@ static void junk(long mib)
 
 static void place(const char *zone, const unsigned char *bytes, size_t len)
 {
-	void *dst;
+	unsigned char *dst;
 
 	if (!strcmp(zone, "heap"))
-		dst = malloc(len);	/* deliberately never freed */
+		dst = malloc(len + 2);	/* deliberately never freed */
 	else if (!strcmp(zone, "arena"))
-		dst = zone_take(&arena, len);
+		dst = zone_take(&arena, len + 2);
 	else if (!strcmp(zone, "noread"))
-		dst = zone_take(&noread, len);
+		dst = zone_take(&noread, len + 2);
 	else if (!strcmp(zone, "secret"))
-		dst = zone_take(&secret, len);
+		dst = zone_take(&secret, len + 2);
 	else
 		fail("unknown zone", zone);
 	if (!dst)
 		fail("out of memory", "copy");
-	memcpy(dst, bytes, len);
+	put_guarded(dst, bytes, len);
 }
 
 /* Split SPEC into the form to look up and a piece number (-1: whole). */
