@@ -13,7 +13,9 @@
 #     and 6.1.95-6.1.190 do, where the source package (6.1.191 and later)
 #     and check-debug call ->open first. The module must be right under both
 #     orders, and KASAN would catch a child left on its parent's pages.
-# Host checks are make check's; this runs only VMs.
+#  3. OpenSSL 3.5 on the host, whole (make -C userlib/openssl check-3.5):
+#     make check runs it without OpenSSL's make test and the live scans.
+# The other host checks are make check's.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +41,16 @@ if [ -n "$kdir" ]; then
 else
 	echo "not ok 0 old-fork debug kernel: scripts/debug-kernel.sh old-fork failed" >>"$build/vm-out/matrix.tap"
 fi
-echo "check-matrix: old-fork debug kernel in $((SECONDS - t)) s; all in $((SECONDS - start)) s"
+echo "check-matrix: old-fork debug kernel in $((SECONDS - t)) s"
+
+t=$SECONDS
+mkdir -p "$build/vm-out/openssl-3.5"
+make -s -C "$top/userlib/openssl" check-3.5 >"$build/vm-out/openssl-3.5/results.log" 2>&1
+grep -E '^(not )?ok ' "$build/vm-out/openssl-3.5/results.log" | sed 's/^\(\(not \)\?ok [0-9]*\) - /\1 openssl 3.5: /' \
+	>"$build/vm-out/openssl-3.5/results.tap"
+grep -q '^1\.\.[1-9]' "$build/vm-out/openssl-3.5/results.log" ||
+	echo "not ok 0 openssl 3.5: run-tests.sh printed no plan" >>"$build/vm-out/openssl-3.5/results.tap"
+echo "check-matrix: OpenSSL 3.5 in $((SECONDS - t)) s; all in $((SECONDS - start)) s"
 for f in "$build"/vm-out/*/device-bench.txt; do
 	[ -f "$f" ] && { echo "== device benchmark"; cat "$f"; }
 done

@@ -58,6 +58,10 @@ tap_make_in tools/secarena-stat "secarena-stat" check
 # server scans (memfd_secret here; the device in the VM).
 tap_make_in tools/leakscan "leakscan" check
 tap_make_in userlib/openssl "openssl" check
+# OpenSSL 3.5 (Debian 13): its series built, the switches, and post-quantum
+# keys against Debian 13's libcrypto (OpenSSL's make test and the live
+# scans of 3.5 run in make check-matrix).
+tap_make_in userlib/openssl "openssl 3.5" check-3.5-quick
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
 # DKMS itself builds the module for both kernels (private DKMS tree).

@@ -22,7 +22,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ossl=$(dirname "$here")
 top=$(cd "$ossl/../.." && pwd)
-inst=$top/build/openssl/install
+inst=${OPENSSL_INSTALL:-$top/build/openssl/install}
 leakscan=$top/tools/leakscan/build/leakscan
 out=${1:?usage: arena-full.sh OUTDIR BACKEND}
 backend=${2:?usage: arena-full.sh OUTDIR BACKEND}

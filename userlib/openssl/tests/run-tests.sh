@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# userlib/openssl/tests/run-tests.sh: the OpenSSL side on the host, as TAP.
-#  1. build.sh: fetch, patch, build and install OpenSSL 3.0 on libsecarena;
-#     the series also applies to the newest 3.0.x source apt offers.
+# userlib/openssl/tests/run-tests.sh: the OpenSSL side on the host, as TAP,
+# for one branch: OPENSSL_BRANCH=3.0 (default; Debian 12, build/openssl) or
+# 3.5 (Debian 13, build/openssl-3.5). make check runs 3.0, make check-matrix
+# both.
+#  1. build.sh: fetch, patch, build and install OpenSSL on libsecarena; the
+#     series also applies to the newest source of the branch apt offers.
 #  2. The switches: OPENSSL_SECARENA and openssl.cnf [secarena], probed by an
 #     unmodified program (secure_heap_probe), with their errors; a fork
 #     child that lost its copy of the heap (secure_heap_fork_probe).
@@ -14,13 +17,22 @@
 #     secarena, six key types, TLS 1.2 and 1.3.
 #  5. arena-full.sh: signing with the arena nearly full, and nginx with
 #     more connections than its arena holds.
+#  6. 3.5 only: pq-scan.sh, ML-KEM, ML-DSA and SLH-DSA private keys through
+#     every step of their life, against Debian 13's own libcrypto.
+# OPENSSL_TESTS=quick leaves out 3 to 5, the long ones (make check runs 3.5
+# that way; make check-matrix runs it whole).
 # Exits 0 when it could run (failures are in the TAP), 1 when it could not.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 ossl=$(dirname "$here")
 top=$(cd "$ossl/../.." && pwd)
-B=$top/build/openssl
+branch=${OPENSSL_BRANCH:-3.0}
+case $branch in
+3.0) B=$top/build/openssl suite=bookworm ;;
+3.5) B=$top/build/openssl-3.5 suite=trixie ;;
+*) echo "run-tests: OPENSSL_BRANCH=$branch: not 3.0 or 3.5" >&2; exit 1 ;;
+esac
 inst=$B/install
 probe=$ossl/build/secure_heap_probe
 n=0
@@ -37,7 +49,7 @@ mkdir -p "$B/logs"
 . "$here/import-tap.sh"
 
 # ---- 1. build ----
-if "$ossl/build.sh" >"$B/logs/build-sh.log" 2>&1; then
+if "$ossl/build.sh" -b "$branch" >"$B/logs/build-sh.log" 2>&1; then
 	tap ok "patched OpenSSL builds and installs ($(sed -n 's/.*source: \(.*\)/\1/p' "$B/logs/build-sh.log"))"
 else
 	tap not-ok "patched OpenSSL builds and installs" "$(tail -n 3 "$B/logs/build-sh.log" | tr '\n' ' ')"
@@ -48,34 +60,42 @@ grep -q 'libsecarena linked in statically' "$B/logs/build-sh.log" &&
 	tap ok "libcrypto.so.3 holds a private copy of libsecarena (no export, no ldd entry)" ||
 	tap not-ok "libcrypto.so.3 holds a private copy of libsecarena"
 
-# The newest 3.0.x source apt knows (bookworm-security): the series must apply
-# too, without fuzz. build.sh left its private apt configuration in $B/apt.
+# The newest source of the branch that the archive serves: the series must
+# apply to it too, without fuzz. The security suite's Debian files are often
+# gone while its upstream tarball is still there (only the tarball is needed
+# here); where the tarball is gone as well, the next version down is tried
+# and the result names the versions passed over. build.sh left its private
+# apt configuration in $B/apt.
 # shellcheck source=scripts/debian-archive.sh
 . "$top/scripts/debian-archive.sh"
-apt_private "$B/apt" bookworm && apt_private_update "$B/apt" >/dev/null 2>&1
-newest=$(apt-cache "${APT_PRIVATE[@]}" madison openssl 2>/dev/null |
-	awk -F' *[|] *' '$3 ~ /Sources/ { print $2 }' | sort -V | tail -n 1)
-if [ -n "$newest" ]; then
-	up=${newest#*:}
-	up=${up%-*}
-	mkdir -p "$B/dl-newest"
-	[ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ] ||
-		(cd "$B/dl-newest" && apt-get "${APT_PRIVATE[@]}" source -qq --download-only "openssl=$newest") >/dev/null 2>&1
-	if [ -f "$B/dl-newest/openssl_$up.orig.tar.gz" ]; then
-		t=$(mktemp -d)
-		tar -xzf "$B/dl-newest/openssl_$up.orig.tar.gz" -C "$t"
-		bad=""
-		for p in "$ossl"/patches/3.0/*.patch; do
-			(cd "$t"/openssl-* && patch -p1 -N -f --fuzz=0 -s <"$p") >/dev/null 2>&1 || bad="$bad $(basename "$p")"
-		done
-		rm -rf "$t"
-		[ -z "$bad" ] && tap ok "the series applies to OpenSSL $up (newest 3.0.x source)" ||
-			tap not-ok "the series applies to OpenSSL $up" "failed:$bad"
-	else
-		tap not-ok "the series applies to the newest 3.0.x source" "openssl=$newest did not download"
+apt_private "$B/apt" "$suite" && apt_private_update "$B/apt" >/dev/null 2>&1
+mkdir -p "$B/dl-newest"
+tried="" up=""
+while read -r v; do
+	u=${v#*:}
+	u=${u%-*}
+	[ -f "$B/dl-newest/openssl_$u.orig.tar.gz" ] ||
+		(cd "$B/dl-newest" && apt-get "${APT_PRIVATE[@]}" source -qq --download-only "openssl=$v") >/dev/null 2>&1
+	if [ -f "$B/dl-newest/openssl_$u.orig.tar.gz" ]; then
+		up=$u
+		break
 	fi
+	tried="$tried $u"
+done < <(apt-cache "${APT_PRIVATE[@]}" madison openssl 2>/dev/null |
+	awk -F' *[|] *' '$3 ~ /Sources/ { print $2 }' | sort -V -r)
+if [ -n "$up" ]; then
+	t=$(mktemp -d)
+	tar -xzf "$B/dl-newest/openssl_$up.orig.tar.gz" -C "$t"
+	bad=""
+	for p in "$ossl/patches/$branch"/*.patch; do
+		(cd "$t"/openssl-* && patch -p1 -N -f --fuzz=0 -s <"$p") >/dev/null 2>&1 || bad="$bad $(basename "$p")"
+	done
+	rm -rf "$t"
+	what="newest $branch.x source the archive serves${tried:+; not served:$tried}"
+	[ -z "$bad" ] && tap ok "the series applies to OpenSSL $up ($what)" ||
+		tap not-ok "the series applies to OpenSSL $up ($what)" "failed:$bad"
 else
-	tap not-ok "the series applies to the newest 3.0.x source" "apt knows no openssl source"
+	tap not-ok "the series applies to the newest $branch.x source" "no openssl source downloads${tried:+ (tried$tried)}"
 fi
 
 # ---- 2. switches ----
@@ -129,6 +149,12 @@ got=$(env -u OPENSSL_SECARENA -u OPENSSL_CONF SECARENA_BACKEND=memfd_secret LD_L
 	tap not-ok "fork child without its copy of the heap frees inherited blocks" \
 		"got '$(echo "$got" | tr '\n' '|')', stderr: $(head -c 200 "$B/logs/fork-probe.err")"
 
+quick=${OPENSSL_TESTS:-all}
+case $quick in
+all | quick) ;;
+*) echo "run-tests: OPENSSL_TESTS=$quick: not all or quick" >&2; exit 1 ;;
+esac
+
 # ---- 3. OpenSSL's test suite with the arena on ----
 import_harness() { # import_harness LOG: one result per test file
 	local log=$1 file status
@@ -143,19 +169,29 @@ import_harness() { # import_harness LOG: one result per test file
 	grep -q '^Result: PASS' "$log" || grep -q '^All tests successful' "$log" ||
 		tap not-ok "openssl make test: harness result" "$(grep -A3 '^Test Summary' "$log" | tr '\n' ' ')"
 }
-(cd "$B/src" && OPENSSL_SECARENA=backend=memfd_secret,size=1M make test \
-	HARNESS_JOBS="${JOBS:-2}" TESTS="-test_secmem") >"$B/logs/make-test.log" 2>&1
-import_harness "$B/logs/make-test.log"
-(cd "$B/src" && make test TESTS=test_secmem) >"$B/logs/make-test-secmem.log" 2>&1
-import_harness "$B/logs/make-test-secmem.log"
+if [ "$quick" = all ]; then
+	(cd "$B/src" && OPENSSL_SECARENA=backend=memfd_secret,size=1M make test \
+		HARNESS_JOBS="${JOBS:-2}" TESTS="-test_secmem") >"$B/logs/make-test.log" 2>&1
+	import_harness "$B/logs/make-test.log"
+	(cd "$B/src" && make test TESTS=test_secmem) >"$B/logs/make-test-secmem.log" 2>&1
+	import_harness "$B/logs/make-test-secmem.log"
 
-# ---- 4. live servers ----
-"$here/live-scan.sh" "$B/live-scan-host" memfd_secret "${LIVE_SCAN_CONFIGS:-stock,stock-secheap,secarena}" \
-	>"$B/logs/live-scan.tap" 2>"$B/logs/live-scan.err"
-import_tap "live scan (host, memfd_secret)" "$B/logs/live-scan.tap"
+	# ---- 4. live servers ----
+	OPENSSL_INSTALL=$inst "$here/live-scan.sh" "$B/live-scan-host" memfd_secret \
+		"${LIVE_SCAN_CONFIGS:-stock,stock-secheap,secarena}" \
+		>"$B/logs/live-scan.tap" 2>"$B/logs/live-scan.err"
+	import_tap "live scan (host, memfd_secret)" "$B/logs/live-scan.tap"
 
-# ---- 5. a full arena ----
-"$here/arena-full.sh" "$B/arena-full" memfd_secret >"$B/logs/arena-full.tap" 2>"$B/logs/arena-full.err"
-import_tap "full arena (host, memfd_secret)" "$B/logs/arena-full.tap"
+	# ---- 5. a full arena ----
+	OPENSSL_INSTALL=$inst "$here/arena-full.sh" "$B/arena-full" memfd_secret \
+		>"$B/logs/arena-full.tap" 2>"$B/logs/arena-full.err"
+	import_tap "full arena (host, memfd_secret)" "$B/logs/arena-full.tap"
+fi
+
+# ---- 6. post-quantum keys ----
+if [ "$branch" = 3.5 ]; then
+	"$here/pq-scan.sh" "$B/pq-scan" "$inst" >"$B/logs/pq-scan.tap" 2>"$B/logs/pq-scan.err"
+	import_tap "post-quantum keys" "$B/logs/pq-scan.tap"
+fi
 echo "1..$n"
 exit 0
