@@ -41,6 +41,9 @@
 # DSA for TLS 1.2 by default: they are scanned in key_holder only, with DH,
 # X25519 and X448.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
+# LIVE_SCAN_GROUPS=LIST: the only key exchange groups the TLS 1.3 clients
+# offer (s_client -groups, curl --curves), e.g. X25519MLKEM768; a handshake
+# then succeeds only if the server negotiated one of them.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -169,18 +172,26 @@ stop_server() {
 	true
 }
 
+# TLS 1.3 clients' group options (TLS 1.2 has no hybrid groups).
+groups_args() { # groups_args s_client|curl TLS
+	[ -n "${LIVE_SCAN_GROUPS:-}" ] && [ "$2" = 1.3 ] || return 0
+	if [ "$1" = curl ]; then echo "--curves $LIVE_SCAN_GROUPS"; else echo "-groups $LIVE_SCAN_GROUPS"; fi
+}
+
 requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
 	local server=$1 tls=$2 keylog=$3 i ok=0
 	rm -f "$keylog"
 	case $server in key_holder | legacy_rsa) return 0 ;; esac
 	for i in $(seq "$requests"); do
 		if [ "$server" = nginx ]; then
+			# shellcheck disable=SC2046 # groups_args is a list of words
 			SSLKEYLOGFILE=$keylog curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" \
-				"https://127.0.0.1:$port/" | grep -q '^secarena live scan$' && ok=$((ok + 1))
+				$(groups_args curl "$tls") "https://127.0.0.1:$port/" | grep -q '^secarena live scan$' && ok=$((ok + 1))
 		else
+			# shellcheck disable=SC2046
 			printf 'GET / HTTP/1.0\r\n\r\n' |
 				timeout 20 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
-					-keylogfile "$keylog" -quiet 2>/dev/null |
+					$(groups_args s_client "$tls") -keylogfile "$keylog" -quiet 2>/dev/null |
 				grep -q 'HTTP/1.0 200' && ok=$((ok + 1))
 		fi
 	done
@@ -196,7 +207,8 @@ hold_connection() { # hold_connection TLS KEYLOG
 	rm -f "$keylog" "$keylog.sess"
 	# No request: s_server answers one and closes; this one stays idle
 	# (-quiet ignores the end of its input).
-	timeout 40 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" \
+	# shellcheck disable=SC2046
+	timeout 40 openssl s_client -connect "127.0.0.1:$port" "-tls${tls/./_}" $(groups_args s_client "$tls") \
 		-keylogfile "$keylog" -sess_out "$keylog.sess" -quiet </dev/null >/dev/null 2>&1 &
 	held=$!
 	for i in $(seq 100); do

@@ -3,7 +3,10 @@
 #
 # userlib/openssl/tests/vm-tests.sh OUT: the OpenSSL side on /dev/secarena.
 # Runs inside the test VM as root with the module loaded, on the build that
-# tests/run-tests.sh made on the host (the guest shares the host's files).
+# tests/run-tests.sh made on the host (the guest shares the host's files):
+# the guest's release picks the series, as a server's would: a Debian 13
+# root (trixie's 6.12 and 7.x kernels) runs the 3.5 build with Debian 13's
+# nginx and openssl, a Debian 12 root the 3.0 build.
 #  1. live-scan.sh with the device backend (strict): s_server and nginx,
 #     six key types, TLS 1.2 and 1.3: 0 hits outside the arena in every
 #     process, the arena unreadable.
@@ -18,7 +21,11 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: vm-tests.sh OUT}
-B=$top/build/openssl
+release=$(. /etc/os-release && echo "${VERSION_ID:-}")
+case $release in
+13) B=$top/build/openssl-3.5 ;;
+*) B=$top/build/openssl ;;
+esac
 inst=$B/install
 leakscan=$top/tools/leakscan/build/leakscan
 mkdir -p "$out"
@@ -35,15 +42,19 @@ if [ ! -x "$inst/bin/openssl" ] || [ ! -x "$leakscan" ]; then
 	tap not-ok "patched OpenSSL and leakscan built on the host" "missing $inst/bin/openssl or $leakscan"
 	finish
 fi
+echo "# Debian ${release:-?} guest: $(LD_LIBRARY_PATH=$inst/lib "$inst/bin/openssl" version | cut -d' ' -f1-2) (patched) beside $(openssl version | cut -d' ' -f1-2)"
 
 # ---- 1. live servers on the device ----
 # Keys from the host's run when there are any: RSA-4096 generation under TCG
 # takes minutes.
-if [ -d "$B/live-scan-host/keys" ]; then
-	mkdir -p "$out/live/keys"
-	cp -n "$B/live-scan-host/keys"/* "$out/live/keys/" 2>/dev/null
-fi
-"$here/live-scan.sh" "$out/live" device secarena >"$out/live-scan.tap" 2>"$out/live-scan.err"
+# The keys do not depend on the branch: make check's 3.0 run always has them.
+for d in "$B/live-scan-host/keys" "$top/build/openssl/live-scan-host/keys"; do
+	if [ -d "$d" ]; then
+		mkdir -p "$out/live/keys"
+		cp -n "$d"/* "$out/live/keys/" 2>/dev/null
+	fi
+done
+OPENSSL_INSTALL=$inst "$here/live-scan.sh" "$out/live" device secarena >"$out/live-scan.tap" 2>"$out/live-scan.err"
 import_tap "live scan (device)" "$out/live-scan.tap"
 
 # ---- 2. core dumps ----
