@@ -18,16 +18,17 @@ shift
 root=$(cd "$root" && pwd)
 [ -x "$root/bin/sh" ] || { echo "in-root: $root is not a root filesystem" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$root$top"
 
 pass=()
 for v in ${IN_ROOT_ENV:-}; do
 	[ -n "${!v+x}" ] && pass+=("$v=${!v}")
 done
 
+# The tree's mount point is made after /tmp's tmpfs is mounted: a tree
+# under /tmp (a clone in /tmp) would otherwise be hidden by it.
 exec unshare --mount --propagation private sh -c '
 	r=$1 t=$2; shift 2
 	mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" &&
 		mount --rbind /dev "$r/dev" && mount -t tmpfs -o mode=1777 tmp "$r/tmp" &&
-		mount --bind "$t" "$r$t" && exec chroot "$r" "$@"' sh "$root" "$top" \
+		mkdir -p "$r$t" && mount --bind "$t" "$r$t" && exec chroot "$r" "$@"' sh "$root" "$top" \
 	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "${pass[@]}" "$@"
