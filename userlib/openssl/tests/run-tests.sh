@@ -21,7 +21,8 @@
 #     every step of their life, against Debian 13's own libcrypto.
 #  7. 3.5 only: live-scan.sh inside the Debian 13 root (scripts/in-root.sh):
 #     Debian 13's own nginx and openssl s_server on the patched build, and
-#     stock as the control, TLS 1.3 offering only X25519MLKEM768.
+#     stock (with and without its secure heap) as the control, TLS 1.3
+#     offering only X25519MLKEM768 (and in a second run only X25519).
 # OPENSSL_TESTS=quick leaves out 3 to 5, the long ones, and runs 7 on three
 # key types (make check runs 3.5 that way; make check-matrix runs it whole).
 # Exits 0 when it could run (failures are in the TAP), 1 when it could not.
@@ -197,14 +198,19 @@ if [ "$branch" = 3.5 ]; then
 	import_tap "post-quantum keys" "$B/logs/pq-scan.tap"
 
 	# ---- 7. Debian 13's servers, the hybrid post-quantum group ----
-	keys=rsa2048,p256,ed25519
-	[ "$quick" = all ] && keys=rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448
+	keys=rsa2048,p256,ed25519 groups=X25519MLKEM768
+	if [ "$quick" = all ]; then
+		keys=rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448
+		groups="X25519MLKEM768 X25519"
+	fi
 	if root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err"); then
-		LIVE_SCAN_GROUPS=X25519MLKEM768 OPENSSL_INSTALL=$inst \
-			IN_ROOT_ENV="LIVE_SCAN_GROUPS OPENSSL_INSTALL" "$top/scripts/in-root.sh" "$root" \
-			"$here/live-scan.sh" "$B/live-scan-trixie" memfd_secret stock,secarena s_server,nginx "$keys" \
-			>"$B/logs/live-scan-trixie.tap" 2>"$B/logs/live-scan-trixie.err"
-		import_tap "live scan (Debian 13 root, X25519MLKEM768)" "$B/logs/live-scan-trixie.tap"
+		for g in $groups; do
+			LIVE_SCAN_GROUPS=$g OPENSSL_INSTALL=$inst \
+				IN_ROOT_ENV="LIVE_SCAN_GROUPS OPENSSL_INSTALL" "$top/scripts/in-root.sh" "$root" \
+				"$here/live-scan.sh" "$B/live-scan-trixie-$g" memfd_secret stock,stock-secheap,secarena \
+				s_server,nginx "$keys" >"$B/logs/live-scan-trixie-$g.tap" 2>"$B/logs/live-scan-trixie-$g.err"
+			import_tap "live scan (Debian 13 root, $g)" "$B/logs/live-scan-trixie-$g.tap"
+		done
 	else
 		tap not-ok "live scan (Debian 13 root): the root filesystem" "$(tail -n 2 "$B/logs/trixie-root.err" | tr '\n' ' ')"
 	fi
