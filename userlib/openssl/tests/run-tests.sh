@@ -37,6 +37,11 @@ case $branch in
 3.5) B=$top/build/openssl-3.5 suite=trixie ;;
 *) echo "run-tests: OPENSSL_BRANCH=$branch: not 3.0 or 3.5" >&2; exit 1 ;;
 esac
+tests=${OPENSSL_TESTS:-all}
+case $tests in
+all | quick) ;;
+*) echo "run-tests: OPENSSL_TESTS=$tests: not all or quick" >&2; exit 1 ;;
+esac
 inst=$B/install
 probe=$ossl/build/secure_heap_probe
 n=0
@@ -153,12 +158,6 @@ got=$(env -u OPENSSL_SECARENA -u OPENSSL_CONF SECARENA_BACKEND=memfd_secret LD_L
 	tap not-ok "fork child without its copy of the heap frees inherited blocks" \
 		"got '$(echo "$got" | tr '\n' '|')', stderr: $(head -c 200 "$B/logs/fork-probe.err")"
 
-quick=${OPENSSL_TESTS:-all}
-case $quick in
-all | quick) ;;
-*) echo "run-tests: OPENSSL_TESTS=$quick: not all or quick" >&2; exit 1 ;;
-esac
-
 # ---- 3. OpenSSL's test suite with the arena on ----
 import_harness() { # import_harness LOG: one result per test file
 	local log=$1 file status
@@ -173,7 +172,7 @@ import_harness() { # import_harness LOG: one result per test file
 	grep -q '^Result: PASS' "$log" || grep -q '^All tests successful' "$log" ||
 		tap not-ok "openssl make test: harness result" "$(grep -A3 '^Test Summary' "$log" | tr '\n' ' ')"
 }
-if [ "$quick" = all ]; then
+if [ "$tests" = all ]; then
 	(cd "$B/src" && OPENSSL_SECARENA=backend=memfd_secret,size=1M make test \
 		HARNESS_JOBS="${JOBS:-2}" TESTS="-test_secmem") >"$B/logs/make-test.log" 2>&1
 	import_harness "$B/logs/make-test.log"
@@ -199,7 +198,7 @@ if [ "$branch" = 3.5 ]; then
 
 	# ---- 7. Debian 13's servers, the hybrid post-quantum group ----
 	keys=rsa2048,p256,ed25519 groups=X25519MLKEM768
-	if [ "$quick" = all ]; then
+	if [ "$tests" = all ]; then
 		keys=rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448
 		groups="X25519MLKEM768 X25519"
 	fi
