@@ -23,8 +23,8 @@ top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: vm-tests.sh OUT}
 release=$(. /etc/os-release && echo "${VERSION_ID:-}")
 case $release in
-13) B=$top/build/openssl-3.5 ;;
-*) B=$top/build/openssl ;;
+13) B=$top/build/openssl-3.5 want=3.5 ;;
+*) B=$top/build/openssl want=3.0 ;;
 esac
 inst=$B/install
 leakscan=$top/tools/leakscan/build/leakscan
@@ -42,7 +42,11 @@ if [ ! -x "$inst/bin/openssl" ] || [ ! -x "$leakscan" ]; then
 	tap not-ok "patched OpenSSL and leakscan built on the host" "missing $inst/bin/openssl or $leakscan"
 	finish
 fi
-echo "# Debian ${release:-?} guest: $(LD_LIBRARY_PATH=$inst/lib "$inst/bin/openssl" version | cut -d' ' -f1-2) (patched) beside $(openssl version | cut -d' ' -f1-2)"
+got=$(LD_LIBRARY_PATH=$inst/lib "$inst/bin/openssl" version | cut -d' ' -f2)
+case $got in
+"$want".*) tap ok "Debian ${release:-?} guest runs the $want series: OpenSSL $got (patched) beside $(openssl version | cut -d' ' -f1-2)" ;;
+*) tap not-ok "Debian ${release:-?} guest runs the $want series" "the patched build is OpenSSL $got" ;;
+esac
 
 # ---- 1. live servers on the device ----
 # Keys from the host's run when there are any: RSA-4096 generation under TCG
