@@ -60,5 +60,6 @@ void key_free(struct keyinfo *ki)
 		free_secret(ki->comps[i].bytes, ki->comps[i].len);
 	free(ki->comps);
 	OPENSSL_free(ki->spki);
+	free(ki->pub_derived);
 	memset(ki, 0, sizeof(*ki));
 }

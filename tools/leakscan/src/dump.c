@@ -28,4 +28,10 @@ void dump_components(const struct keyinfo *ki, FILE *f)
 	for (j = 0; j < ki->spki_len; j++)
 		fprintf(f, "%02x", ki->spki[j]);
 	fputc('\n', f);
+	if (!ki->pub_derived_len)
+		return;
+	fprintf(f, "pubderived pub ");
+	for (j = 0; j < ki->pub_derived_len; j++)
+		fprintf(f, "%02x", ki->pub_derived[j]);
+	fputc('\n', f);
 }

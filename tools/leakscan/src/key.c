@@ -76,6 +76,8 @@ static int add_secret_parts(EVP_PKEY *pkey, struct keyinfo *ki)
 	if (EVP_PKEY_is_a(pkey, "X25519") || EVP_PKEY_is_a(pkey, "X448") ||
 	    EVP_PKEY_is_a(pkey, "ED25519") || EVP_PKEY_is_a(pkey, "ED448"))
 		return key_parts_ecx(pkey, ki);
+	if (key_is_pq(pkey))
+		return key_parts_pq(pkey, ki);
 	/* EC, SM2, DH, DHX, DSA: one private scalar */
 	return key_parts_priv_bn(pkey, ki);
 }

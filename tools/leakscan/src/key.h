@@ -12,6 +12,7 @@
 enum comp_kind {
 	COMP_BN,	/* a bignum: forms "be" and "le" */
 	COMP_RAW,	/* raw bytes as stored (ECX keys, derived secrets) */
+	COMP_WORDS,	/* a vector one small value per word: whole hits only */
 	COMP_DER,	/* the decoded body of the key file */
 	COMP_PEM,	/* one base64 line of the key file: whole hits only */
 	COMP_TLS,	/* a secret from a TLS key log */
@@ -45,6 +46,13 @@ struct keyinfo {
 	 */
 	unsigned char *spki;
 	size_t spki_len;
+	/*
+	 * Public values the key's private encoding carries that are derived
+	 * from the public key rather than stored in it (ML-DSA's tr, ML-KEM's
+	 * H(ek)): public too, and DER pieces inside them are not searched.
+	 */
+	unsigned char *pub_derived;
+	size_t pub_derived_len;
 };
 
 /* Print the reason on stderr and return -1 if the file is not a usable key. */

@@ -14,5 +14,9 @@ void key_add_bn(struct keyinfo *ki, const char *name, const BIGNUM *bn);
 int key_parts_rsa(EVP_PKEY *pkey, struct keyinfo *ki);
 int key_parts_priv_bn(EVP_PKEY *pkey, struct keyinfo *ki);
 int key_parts_ecx(EVP_PKEY *pkey, struct keyinfo *ki);
+int key_parts_pq(EVP_PKEY *pkey, struct keyinfo *ki);
+
+/* ML-KEM, ML-DSA or SLH-DSA (OpenSSL 3.5 and later). */
+int key_is_pq(EVP_PKEY *pkey);
 
 #endif

@@ -10,17 +10,23 @@
 /*
  * The private key's DER carries the public key too (n and e, or the EC
  * point), and so does every certificate in memory: a piece of the DER that
- * the public key's encoding also holds is no leak.
+ * the public key's encoding also holds is no leak. Nor is one inside a value
+ * derived from the public key alone (struct keyinfo's pub_derived).
  */
 static void mark_public_pieces(struct pattern *p, const struct keyinfo *ki)
 {
+	const unsigned char *piece;
 	size_t j;
 
 	p->public_piece = xcalloc(p->npieces, 1);
-	for (j = 0; j < p->npieces; j++)
-		p->public_piece[j] = memmem(ki->spki, ki->spki_len,
-					    p->comp->bytes + piece_offset(p, j),
-					    PIECE_LEN) != NULL;
+	for (j = 0; j < p->npieces; j++) {
+		piece = p->comp->bytes + piece_offset(p, j);
+		p->public_piece[j] =
+			(ki->spki_len &&
+			 memmem(ki->spki, ki->spki_len, piece, PIECE_LEN)) ||
+			(ki->pub_derived_len &&
+			 memmem(ki->pub_derived, ki->pub_derived_len, piece, PIECE_LEN));
+	}
 }
 
 void patset_build(struct patset *ps, const struct keyinfo *ki)
@@ -38,11 +44,17 @@ void patset_build(struct patset *ps, const struct keyinfo *ki)
 		p->searchable = c->len >= PIECE_LEN;
 		if (!p->searchable)
 			continue;
-		if (c->kind != COMP_PEM)
+		/*
+		 * A 16-byte piece of a PEM line is text, and one of a vector
+		 * of small coefficients a few bits of entropy: neither says
+		 * anything when found.
+		 */
+		if (c->kind != COMP_PEM && c->kind != COMP_WORDS)
 			p->npieces = (c->len + PIECE_LEN - 1) / PIECE_LEN;
 		p->word_off = ps->words;
 		ps->words += (p->npieces + 63) / 64;
-		if (c->kind == COMP_DER && ki->spki_len >= PIECE_LEN)
+		if (c->kind == COMP_DER &&
+		    (ki->spki_len >= PIECE_LEN || ki->pub_derived_len >= PIECE_LEN))
 			mark_public_pieces(p, ki);
 		if (c->len > ps->maxlen)
 			ps->maxlen = c->len;

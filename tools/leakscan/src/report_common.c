@@ -29,6 +29,8 @@ const char *kind_name(enum comp_kind kind)
 		return "bignum";
 	case COMP_RAW:
 		return "raw";
+	case COMP_WORDS:
+		return "words";
 	case COMP_DER:
 		return "der";
 	case COMP_PEM:

@@ -64,6 +64,8 @@ function token(t,    zone, f, nf, name, spec, form, i, p, hex) {
 		form = spec
 	if (name == "spki") {
 		hex = spki
+	} else if (name == "pubderived") {
+		hex = pubderived
 	} else {
 		i = find(name, form)
 		hex = p < 0 ? hexes[i] : piece(hexes[i], p)
@@ -88,10 +90,13 @@ function report(i, where,    len, np, j, c, found, hits) {
 	len = length(hexes[i]) / 2
 	if (len < 16)
 		return "0 0 0"
-	np = names[i] == "pem" ? 0 : int((len + 15) / 16)
+	# PEM lines and ML-DSA's vectors in memory ("mem32", kind words) are
+	# matched whole only.
+	np = names[i] == "pem" || forms[i] == "mem32" ? 0 : int((len + 15) / 16)
 	found = hits = 0
 	for (j = 0; j < np; j++) {
-		if (names[i] == "der" && spki != "" && occ(spki, piece(hexes[i], j)) > 0)
+		if (names[i] == "der" && (occ(spki, piece(hexes[i], j)) > 0 ||
+		    occ(pubderived, piece(hexes[i], j)) > 0))
 			continue
 		c = count(piece(hexes[i], j), where)
 		hits += c
@@ -100,9 +105,14 @@ function report(i, where,    len, np, j, c, found, hits) {
 	return count(hexes[i], where) " " found " " hits
 }
 
-# The public key: DER pieces it holds are not searched by leakscan.
+# The public key, and the public values derived from it (post-quantum
+# keys): DER pieces they hold are not searched by leakscan.
 $1 == "spki" {
 	spki = $3
+	next
+}
+$1 == "pubderived" {
+	pubderived = $3
 	next
 }
 

@@ -2,10 +2,11 @@
 /*
  * key_holder [--legacy-rsa] KEYFILE: a process that holds a private key the
  * way a server does, for keys that no TLS server certificate can carry (DH,
- * X25519, X448) and for any other.  It loads the PEM key through OpenSSL's
- * decoders (PEM_read_bio_PrivateKey, as nginx does), uses it once (a
- * signature, or for a key-agreement key a derivation with a fresh peer key
- * of the same group), prints "ready" and waits for a signal with the key
+ * X25519, X448, ML-KEM) and for any other.  It loads the PEM key through
+ * OpenSSL's decoders (PEM_read_bio_PrivateKey, as nginx does), uses it once
+ * (a signature; for a key-agreement key a derivation with a fresh peer key
+ * of the same group; for a KEM key the decapsulation of a ciphertext made to
+ * its own public key), prints "ready" and waits for a signal with the key
  * still loaded, so that tools/leakscan can read it from outside.  Exit 1
  * with a message when the key cannot be loaded or used.
  *
@@ -33,12 +34,12 @@ static int fail(const char *what)
 static int sign_once(EVP_PKEY *pkey)
 {
 	static const unsigned char msg[] = "secarena live scan";
-	unsigned char sig[1024];
+	static unsigned char sig[65536];	/* SLH-DSA-256f: 49856 bytes */
 	size_t siglen = sizeof(sig);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	/* Ed25519 and Ed448 take no digest; the others SHA-256. */
-	const char *digest = EVP_PKEY_is_a(pkey, "ED25519") || EVP_PKEY_is_a(pkey, "ED448") ?
-			     NULL : "SHA256";
+	/* RSA, EC and DSA hash with SHA-256; EdDSA, ML-DSA, SLH-DSA take the message. */
+	const char *digest = EVP_PKEY_is_a(pkey, "RSA") || EVP_PKEY_is_a(pkey, "EC") ||
+			     EVP_PKEY_is_a(pkey, "DSA") ? "SHA256" : NULL;
 	int ok = md != NULL &&
 		 EVP_DigestSignInit_ex(md, NULL, digest, NULL, NULL, pkey, NULL) == 1 &&
 		 EVP_DigestSign(md, sig, &siglen, msg, sizeof(msg) - 1) == 1;
@@ -63,6 +64,27 @@ static int derive_once(EVP_PKEY *pkey)
 	EVP_PKEY_free(peer);
 	EVP_PKEY_CTX_free(gen);
 	EVP_PKEY_CTX_free(dc);
+	return ok;
+}
+
+/* ML-KEM: what a TLS server does with its share, on a ciphertext of our own. */
+static int decapsulate_once(EVP_PKEY *pkey)
+{
+	unsigned char ct[2048], sent[64], got[64];
+	size_t ctlen = sizeof(ct), sentlen = sizeof(sent), gotlen = sizeof(got);
+	EVP_PKEY_CTX *enc = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+	EVP_PKEY_CTX *dec = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+	int ok = enc != NULL && dec != NULL &&
+		 EVP_PKEY_encapsulate_init(enc, NULL) == 1 &&
+		 EVP_PKEY_encapsulate(enc, ct, &ctlen, sent, &sentlen) == 1 &&
+		 EVP_PKEY_decapsulate_init(dec, NULL) == 1 &&
+		 EVP_PKEY_decapsulate(dec, got, &gotlen, ct, ctlen) == 1 &&
+		 gotlen == sentlen && memcmp(got, sent, gotlen) == 0;
+
+	OPENSSL_cleanse(sent, sizeof(sent));
+	OPENSSL_cleanse(got, sizeof(got));
+	EVP_PKEY_CTX_free(enc);
+	EVP_PKEY_CTX_free(dec);
 	return ok;
 }
 
@@ -101,6 +123,9 @@ int main(int argc, char **argv)
 	if (EVP_PKEY_is_a(pkey, "DH") || EVP_PKEY_is_a(pkey, "X25519") ||
 	    EVP_PKEY_is_a(pkey, "X448"))
 		ok = derive_once(pkey);
+	else if (EVP_PKEY_is_a(pkey, "ML-KEM-512") || EVP_PKEY_is_a(pkey, "ML-KEM-768") ||
+		 EVP_PKEY_is_a(pkey, "ML-KEM-1024"))
+		ok = decapsulate_once(pkey);
 	else
 		ok = sign_once(pkey);
 	if (!ok)

@@ -40,6 +40,10 @@
 # DSA keys have no TLS 1.3 signature scheme and current clients do not offer
 # DSA for TLS 1.2 by default: they are scanned in key_holder only, with DH,
 # X25519 and X448.
+# Post-quantum keys (OpenSSL 3.5 and later, so in the Debian 13 root): ML-DSA
+# (mldsa44, mldsa65, mldsa87) serves TLS 1.3 certificates; ML-KEM (mlkem512,
+# mlkem768, mlkem1024) and SLH-DSA (slhdsa128s: SHA2-128s, slhdsa256f:
+# SHAKE-256f) have no TLS certificate use and run in key_holder.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
 # LIVE_SCAN_GROUPS=LIST: the only key exchange groups the TLS 1.3 clients
 # offer (s_client -groups, curl --curves), e.g. X25519MLKEM768; a handshake
@@ -86,6 +90,10 @@ genkey() { # genkey NAME: key (and, for TLS, a self-signed certificate), system 
 	p256) args=(-algorithm EC -pkeyopt ec_paramgen_curve:P-256) ;;
 	p384) args=(-algorithm EC -pkeyopt ec_paramgen_curve:P-384) ;;
 	ed25519 | ed448 | x25519 | x448) args=(-algorithm "$name") ;;
+	mldsa*) args=(-algorithm "ML-DSA-${name#mldsa}") ;;
+	mlkem*) args=(-algorithm "ML-KEM-${name#mlkem}") ;;
+	slhdsa128s) args=(-algorithm SLH-DSA-SHA2-128s) ;;
+	slhdsa256f) args=(-algorithm SLH-DSA-SHAKE-256f) ;;
 	dh2048) args=(-algorithm DH -pkeyopt group:ffdhe2048) ;;
 	dsa2048)
 		openssl genpkey -genparam -algorithm DSA -pkeyopt dsa_paramgen_bits:2048 \
@@ -100,7 +108,12 @@ genkey() { # genkey NAME: key (and, for TLS, a self-signed certificate), system 
 
 # 0 if NAME can be a TLS server's certificate key here.
 tls_key() {
-	case $1 in dh* | x25519 | x448 | dsa*) return 1 ;; esac
+	case $1 in dh* | x25519 | x448 | dsa* | mlkem* | slhdsa*) return 1 ;; esac
+}
+
+# The TLS versions a certificate key serves: ML-DSA has no TLS 1.2 scheme.
+tls_versions() {
+	case $1 in mldsa*) echo 1.3 ;; *) echo 1.2 1.3 ;; esac
 }
 
 # The environment of each configuration, as an env(1) argument list.
@@ -133,7 +146,7 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 		env $(config_env "$config") "$holder" "${mode[@]}" "$k.key" >"$log" 2>&1 &
 		srv=$!
 		for i in $(seq 100); do
-			grep -q '^ready' "$log" && break
+			grep -qs '^ready' "$log" && break
 			kill -0 "$srv" 2>/dev/null || return 1
 			sleep 0.1
 		done
@@ -317,7 +330,7 @@ for key in ${keys//,/ }; do
 			versions=-
 		else
 			tls_key "$key" || continue
-			versions="1.2 1.3"
+			versions=$(tls_versions "$key")
 		fi
 		for tls in $versions; do
 			for config in ${configs//,/ }; do

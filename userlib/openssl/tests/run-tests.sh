@@ -18,12 +18,16 @@
 #  5. arena-full.sh: signing with the arena nearly full, and nginx with
 #     more connections than its arena holds.
 #  6. 3.5 only: pq-scan.sh, ML-KEM, ML-DSA and SLH-DSA private keys through
-#     every step of their life, against Debian 13's own libcrypto.
+#     every step of their life, against Debian 13's own libcrypto; and
+#     tools/leakscan/tests/pq-tests.sh in the Debian 13 root: the scanner
+#     takes those keys apart right and counts their copies exactly.
 #  7. 3.5 only: live-scan.sh inside the Debian 13 root (scripts/in-root.sh):
 #     Debian 13's own nginx and openssl s_server on the patched build, and
 #     stock (with and without its secure heap) as the control, TLS 1.3
-#     offering only X25519MLKEM768 (and in a second run only X25519).
-# OPENSSL_TESTS=quick leaves out 3 to 5, the long ones, and runs 7 on three
+#     offering only X25519MLKEM768 (and in a second run only X25519), with
+#     ML-DSA certificates among the classic ones; ML-KEM and SLH-DSA keys
+#     in key_holder.
+# OPENSSL_TESTS=quick leaves out 3 to 5, the long ones, and runs 7 on five
 # key types (make check runs 3.5 that way; make check-matrix runs it whole).
 # Exits 0 when it could run (failures are in the TAP), 1 when it could not.
 set -uo pipefail
@@ -195,19 +199,31 @@ fi
 if [ "$branch" = 3.5 ]; then
 	"$here/pq-scan.sh" "$B/pq-scan" "$inst" >"$B/logs/pq-scan.tap" 2>"$B/logs/pq-scan.err"
 	import_tap "post-quantum keys" "$B/logs/pq-scan.tap"
+	root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err") || root=
+	# (Without the root, section 7 reports why.)
+	if [ -z "$root" ]; then
+		:
+	elif make -s -C "$top/tools/leakscan" >"$B/logs/leakscan-build.log" 2>&1; then
+		"$top/scripts/in-root.sh" "$root" "$top/tools/leakscan/tests/pq-tests.sh" \
+			>"$B/logs/leakscan-pq.tap" 2>&1
+		import_tap "leakscan, post-quantum keys" "$B/logs/leakscan-pq.tap"
+	else
+		tap not-ok "leakscan, post-quantum keys: leakscan built" "$(tail -n 2 "$B/logs/leakscan-build.log" | tr '\n' ' ')"
+	fi
 
 	# ---- 7. Debian 13's servers, the hybrid post-quantum group ----
-	keys=rsa2048,p256,ed25519 groups=X25519MLKEM768
+	keys=rsa2048,p256,ed25519,mldsa65,mlkem768 groups=X25519MLKEM768
 	if [ "$tests" = all ]; then
 		keys=rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448
+		keys=$keys,mldsa44,mldsa65,mldsa87,mlkem512,mlkem768,mlkem1024,slhdsa128s,slhdsa256f
 		groups="X25519MLKEM768 X25519"
 	fi
-	if root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err"); then
+	if [ -n "$root" ]; then
 		for g in $groups; do
 			LIVE_SCAN_GROUPS=$g OPENSSL_INSTALL=$inst \
 				IN_ROOT_ENV="LIVE_SCAN_GROUPS OPENSSL_INSTALL" "$top/scripts/in-root.sh" "$root" \
 				"$here/live-scan.sh" "$B/live-scan-trixie-$g" memfd_secret stock,stock-secheap,secarena \
-				s_server,nginx "$keys" >"$B/logs/live-scan-trixie-$g.tap" 2>"$B/logs/live-scan-trixie-$g.err"
+				s_server,nginx,key_holder "$keys" >"$B/logs/live-scan-trixie-$g.tap" 2>"$B/logs/live-scan-trixie-$g.err"
 			import_tap "live scan (Debian 13 root, $g)" "$B/logs/live-scan-trixie-$g.tap"
 		done
 	else
