@@ -8,22 +8,35 @@
 #   stock          Debian's libssl3, no secure heap (what nginx runs today)
 #   stock+secheap  Debian's libssl3 with OpenSSL's own secure heap on
 #                  (tests/stock_secure_heap.so, LD_PRELOAD, 1 MiB)
-#   patched-off    our build (build/openssl/install), arena not switched on
+#   patched-off    our build, arena not switched on
 #   patched+arena  our build with OPENSSL_SECARENA (BENCH_BACKEND, default
 #                  device when /dev/secarena exists, else memfd_secret)
 #
-# Measures RSA-2048 sign/s (openssl speed) and full TLS 1.2 and 1.3
-# handshakes/s with an RSA-2048 key (handshake_bench: client and server in
-# one process, no resumption).  The four builds take turns in every round
-# (ROUNDS, default 5; SECONDS per measurement, default 3), so drift of the
-# machine hits them alike; the table gives each one's median and its ratio
-# to stock.  Nothing here is a pass/fail test: it prints numbers.
+# BENCH_BRANCH=3.0 (default: Debian 12, build/openssl) or 3.5 (Debian 13,
+# build/openssl-3.5; run it inside the Debian 13 root, which make bench-3.5
+# does, so that "stock" is Debian 13's OpenSSL and nginx).
+# Measures RSA-2048 sign/s (openssl speed); on 3.5 also ML-DSA-65 sign/s
+# and ML-KEM-768 decaps/s; full TLS 1.2 and 1.3 handshakes/s with an
+# RSA-2048 key (handshake_bench: client and server in one process, no
+# resumption); and new TLS 1.3 connections per second to Debian's nginx
+# (two workers, RSA-2048) from two openssl s_time clients at once, each
+# connection a full handshake and one request, with the server's group
+# X25519, and on 3.5 also X25519MLKEM768. The four builds take turns in
+# every round (ROUNDS, default 5; SECONDS per measurement, default 3), so
+# drift of the machine hits them alike; the table gives each one's median
+# and its ratio to stock. Nothing here is a pass/fail test: it prints
+# numbers.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 ossl=$(dirname "$here")
 top=$(cd "$ossl/../.." && pwd)
-inst=$top/build/openssl/install
+branch=${BENCH_BRANCH:-3.0}
+case $branch in
+3.0) inst=$top/build/openssl/install groups=X25519 ;;
+3.5) inst=$top/build/openssl-3.5/install groups="X25519 X25519MLKEM768" ;;
+*) echo "bench: BENCH_BRANCH=$branch: not 3.0 or 3.5" >&2; exit 1 ;;
+esac
 shim=$ossl/build/stock_secure_heap.so
 hsb=$ossl/build/handshake_bench
 rounds=${1:-5}
@@ -32,9 +45,11 @@ secs=${2:-3}
 die() { echo "bench: $*" >&2; exit 1; }
 case $rounds$secs in *[!0-9]*) die "ROUNDS and SECONDS are whole numbers" ;; esac
 [ "$rounds" -ge 1 ] && [ "$secs" -ge 1 ] || die "ROUNDS and SECONDS must be at least 1"
-[ -x "$inst/bin/openssl" ] || die "no patched build in $inst: run make -C userlib/openssl openssl"
+[ -x "$inst/bin/openssl" ] || die "no patched build in $inst: run make -C userlib/openssl openssl${branch/3.0/}"
 [ -f "$shim" ] && [ -x "$hsb" ] || die "run make -C userlib/openssl first"
 command -v openssl >/dev/null || die "Debian's openssl is not installed"
+command -v nginx >/dev/null || die "Debian's nginx is not installed"
+case $(openssl version) in "OpenSSL $branch".*) ;; *) die "BENCH_BRANCH=$branch, but the system has $(openssl version)" ;; esac
 
 if [ -n "${BENCH_BACKEND:-}" ]; then
 	backend=$BENCH_BACKEND
@@ -72,29 +87,93 @@ if [ -x "$probe" ]; then
 	done
 fi
 
-speed() { # sign/s of RSA-2048
-	env $(env_of "$1") "$(openssl_of "$1")" speed -seconds "$secs" rsa2048 2>/dev/null |
-		awk '$1 == "rsa" && $2 == "2048" { print $6; f = 1 } END { exit !f }'
+# speed CONFIG ALGORITHM LINE COLUMN: one figure of openssl speed, found by
+# the name its table gives the row (LINE, a regular expression: 3.0 says
+# "rsa 2048 bits", 3.5 "rsa2048") and the column of the header above it.
+speed() {
+	env $(env_of "$1") "$(openssl_of "$1")" speed -seconds "$secs" "$2" 2>/dev/null |
+		awk -v row="$3" -v col="$4" '
+		/[a-z]\/s( |$)/ && $1 !~ /[0-9:]/ { n = split($0, h); next }	# a header line
+		$0 ~ "^ *" row " " {
+			for (i = 1; i <= n; i++)
+				if (h[i] == col) { print $(NF - n + i); f = 1; exit }
+		}
+		END { exit !f }'
 }
 hs() { # handshakes/s
 	env $(env_of "$1") "$hsb" "$tmp/key.pem" "$tmp/cert.pem" "$2" "$secs" |
 		awk '$5 == "per_second" { print $6; f = 1 } END { exit !f }'
 }
 
+# nginx CONFIG GROUP: new TLS 1.3 connections/s, two s_time clients at once.
+port=${BENCH_PORT:-18643}
+nginx_start() { # nginx_start CONFIG GROUP
+	mkdir -p "$tmp/nginx/tmp"
+	sed -e "s|@OUT@|$tmp/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$tmp/key.pem|g" \
+		-e "s|@CRT@|$tmp/cert.pem|g" -e "s|@GROUP@|$2|g" "$here/nginx-bench.conf.in" >"$tmp/nginx/nginx.conf"
+	env $(env_of "$1") nginx -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" >"$tmp/nginx/log" 2>&1 &
+	ngx=$!
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+nginx_stop() {
+	kill "$ngx" 2>/dev/null
+	wait "$ngx" 2>/dev/null
+	pkill -f "nginx -c $tmp/nginx/nginx.conf" 2>/dev/null
+	true
+}
+nginx_rate() {
+	local t0 t1 a b
+	nginx_start "$1" "$2" || { nginx_stop; return 1; }
+	# The group the server chose, from a client that offers both (3.5's
+	# default list): s_client names a hybrid group "Negotiated TLS1.3
+	# group", a classic one by its "Peer Temp Key".
+	if ! echo | openssl s_client -connect "127.0.0.1:$port" -tls1_3 2>/dev/null |
+		grep -Eq "^(Negotiated TLS1.3 group: $2|Peer Temp Key: $2,)"; then
+		echo "bench: $1: nginx did not negotiate $2" >&2
+		nginx_stop
+		return 1
+	fi
+	t0=$(date +%s.%N)
+	openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -www / -time "$secs" >"$tmp/st1" 2>&1 &
+	a=$!
+	openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -www / -time "$secs" >"$tmp/st2" 2>&1
+	b=$?
+	wait "$a" || b=1
+	t1=$(date +%s.%N)
+	nginx_stop
+	[ "$b" = 0 ] || return 1
+	awk -v t="$t0 $t1" '/connections in [0-9.]+s;/ { c += $1; f++ }
+		END { split(t, w, " "); if (f != 2) exit 1; printf "%.1f\n", c / (w[2] - w[1]) }' "$tmp/st1" "$tmp/st2"
+}
+
 : >"$tmp/results"
 for r in $(seq 1 "$rounds"); do
 	echo "bench: round $r of $rounds" >&2
 	for c in $configs; do
-		v=$(speed "$c") || die "$c: openssl speed failed"
+		v=$(speed "$c" rsa2048 'rsa( 2048 bits|2048)' sign/s) || die "$c: openssl speed rsa2048 failed"
 		echo "rsa2048-sign/s $c $v" >>"$tmp/results"
+		if [ "$branch" = 3.5 ]; then
+			v=$(speed "$c" ML-DSA-65 ML-DSA-65 sign/s) || die "$c: openssl speed ML-DSA-65 failed"
+			echo "mldsa65-sign/s $c $v" >>"$tmp/results"
+			v=$(speed "$c" ML-KEM-768 ML-KEM-768 decaps/s) || die "$c: openssl speed ML-KEM-768 failed"
+			echo "mlkem768-decaps/s $c $v" >>"$tmp/results"
+		fi
 		for t in 1.2 1.3; do
 			v=$(hs "$c" "$t") || die "$c: handshake_bench TLS $t failed"
 			echo "tls$t-handshakes/s $c $v" >>"$tmp/results"
 		done
+		for g in $groups; do
+			v=$(nginx_rate "$c" "$g") || die "$c: nginx with $g: s_time failed ($(tail -n 1 "$tmp/st1" 2>/dev/null))"
+			echo "nginx-$g-conn/s $c $v" >>"$tmp/results"
+		done
 	done
 done
 
-echo "secarena OpenSSL benchmark: $(nproc) CPUs, $rounds rounds of ${secs}s, arena backend $backend"
+echo "secarena OpenSSL $branch benchmark: $(nproc) CPUs, $rounds rounds of ${secs}s, arena backend $backend"
 echo "medians; ratio = build / stock"
 awk -v configs="$configs" '
 	{ v[$1, $2, ++n[$1, $2]] = $3; if (!($1 in seen)) { seen[$1]; m[++nm] = $1 } }
@@ -107,15 +186,17 @@ awk -v configs="$configs" '
 	}
 	END {
 		nc = split(configs, cs, " ")
-		printf "%-22s", "metric"
+		printf "%-28s", "metric"
 		for (i = 1; i <= nc; i++) printf " %16s", cs[i]
 		printf "\n"
 		for (j = 1; j <= nm; j++) {
 			base = median(m[j], "stock")
-			printf "%-22s", m[j]
+			printf "%-28s", m[j]
 			for (i = 1; i <= nc; i++) printf " %16.1f", median(m[j], cs[i])
-			printf "\n%-22s", "  ratio to stock"
+			printf "\n%-28s", "  ratio to stock"
 			for (i = 1; i <= nc; i++) printf " %16.3f", median(m[j], cs[i]) / base
-			printf "\n"
+			# What the arena alone costs: the same build with it off.
+			printf "\n%-28s %16s %16s %16s %16.3f\n", "  arena / patched-off", "", "", "",
+				median(m[j], "patched+arena") / median(m[j], "patched-off")
 		}
 	}' "$tmp/results"

@@ -9,7 +9,8 @@
 # nginx and openssl, a Debian 12 root the 3.0 build.
 #  1. live-scan.sh with the device backend (strict): s_server and nginx,
 #     six key types, TLS 1.2 and 1.3: 0 hits outside the arena in every
-#     process, the arena unreadable.
+#     process, the arena unreadable. On 3.5 also the post-quantum keys: an
+#     ML-DSA-65 certificate (TLS 1.3), ML-KEM-768 and SLH-DSA in key_holder.
 #  2. Core dumps: a patched s_server that served requests is killed with
 #     SIGABRT (core_pattern to a file): the core holds no hit; the same on
 #     stock s_server holds the key (the positive control).
@@ -60,6 +61,11 @@ for d in "$B/live-scan-host/keys" "$top/build/openssl/live-scan-host/keys"; do
 done
 OPENSSL_INSTALL=$inst "$here/live-scan.sh" "$out/live" device secarena >"$out/live-scan.tap" 2>"$out/live-scan.err"
 import_tap "live scan (device)" "$out/live-scan.tap"
+if [ "$want" = 3.5 ]; then
+	OPENSSL_INSTALL=$inst "$here/live-scan.sh" "$out/live-pq" device secarena s_server,nginx,key_holder \
+		mldsa65,mlkem768,slhdsa128s >"$out/live-scan-pq.tap" 2>"$out/live-scan-pq.err"
+	import_tap "live scan (device, post-quantum keys)" "$out/live-scan-pq.tap"
+fi
 
 # ---- 2. core dumps ----
 keys=$out/live/keys
