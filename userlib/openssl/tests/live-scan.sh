@@ -45,9 +45,12 @@
 # mlkem768, mlkem1024) and SLH-DSA (slhdsa128s: SHA2-128s, slhdsa256f:
 # SHAKE-256f) have no TLS certificate use and run in key_holder.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
-# LIVE_SCAN_GROUPS=LIST: the only key exchange groups the TLS 1.3 clients
-# offer (s_client -groups, curl --curves), e.g. X25519MLKEM768; a handshake
-# then succeeds only if the server negotiated one of them.
+# LIVE_SCAN_GROUPS=LIST: the only key exchange groups of the TLS 1.3 runs,
+# e.g. X25519MLKEM768, on both ends: the clients offer only them (s_client
+# -groups, curl --curves) and the servers accept only them (s_server
+# -groups, nginx ssl_ecdh_curve), so that a group a server does not enable
+# by default (pure MLKEM768) is served too, and a handshake succeeds only
+# with one of them.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -156,12 +159,13 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 	elif [ "$server" = s_server ]; then
 		# shellcheck disable=SC2046
 		env $(config_env "$config") "$bin" s_server -quiet -www -accept "$port" \
-			-key "$k.key" -cert "$k.crt" "-tls${tls/./_}" \
+			-key "$k.key" -cert "$k.crt" "-tls${tls/./_}" $(groups_args s_client "$tls") \
 			>"$out/logs/$server-$config-$key-$tls.log" 2>&1 &
 		srv=$!
 	else
 		sed -e "s|@OUT@|$out/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$k.key|g" \
 			-e "s|@CRT@|$k.crt|g" -e "s|@TLS@|TLSv$tls|g" \
+			-e "s|@CURVES@|$(groups_args nginx "$tls")|" \
 			"$here/nginx.conf.in" >"$out/nginx/nginx.conf"
 		# shellcheck disable=SC2046
 		env $(config_env "$config") nginx -c "$out/nginx/nginx.conf" -e "$out/nginx/error.log" \
@@ -185,10 +189,15 @@ stop_server() {
 	true
 }
 
-# TLS 1.3 clients' group options (TLS 1.2 has no hybrid groups).
-groups_args() { # groups_args s_client|curl TLS
+# The group options of TLS 1.3 runs (TLS 1.2 has no hybrid groups), for
+# s_client and s_server, curl, and nginx's configuration.
+groups_args() { # groups_args s_client|curl|nginx TLS
 	[ -n "${LIVE_SCAN_GROUPS:-}" ] && [ "$2" = 1.3 ] || return 0
-	if [ "$1" = curl ]; then echo "--curves $LIVE_SCAN_GROUPS"; else echo "-groups $LIVE_SCAN_GROUPS"; fi
+	case $1 in
+	curl) echo "--curves $LIVE_SCAN_GROUPS" ;;
+	nginx) echo "ssl_ecdh_curve $LIVE_SCAN_GROUPS;" ;;
+	*) echo "-groups $LIVE_SCAN_GROUPS" ;;
+	esac
 }
 
 requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded

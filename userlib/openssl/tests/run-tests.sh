@@ -20,13 +20,16 @@
 #  6. 3.5 only: pq-scan.sh, ML-KEM, ML-DSA and SLH-DSA private keys through
 #     every step of their life, against Debian 13's own libcrypto; and
 #     tools/leakscan/tests/pq-tests.sh in the Debian 13 root: the scanner
-#     takes those keys apart right and counts their copies exactly.
+#     takes those keys apart right and counts their copies exactly; and
+#     quic_secret_scan there: a QUIC server on 3.5's server API (s_server
+#     has none), its connections' secrets, packet keys, next-epoch secrets
+#     and token key looked for outside the secure heap, live and closed.
 #  7. 3.5 only: live-scan.sh inside the Debian 13 root (scripts/in-root.sh):
 #     Debian 13's own nginx and openssl s_server on the patched build, and
 #     stock (with and without its secure heap) as the control, TLS 1.3
-#     offering only X25519MLKEM768 (and in a second run only X25519), with
-#     ML-DSA certificates among the classic ones; ML-KEM and SLH-DSA keys
-#     in key_holder.
+#     with only X25519MLKEM768 on both ends (and in more runs only X25519,
+#     only the pure MLKEM768), with ML-DSA certificates among the classic
+#     ones; ML-KEM and SLH-DSA keys in key_holder.
 # OPENSSL_TESTS=quick leaves out 3 to 5, the long ones, and runs 7 on five
 # key types (make check runs 3.5 that way; make check-matrix runs it whole).
 # Exits 0 when it could run (failures are in the TAP), 1 when it could not.
@@ -211,12 +214,35 @@ if [ "$branch" = 3.5 ]; then
 		tap not-ok "leakscan, post-quantum keys: leakscan built" "$(tail -n 2 "$B/logs/leakscan-build.log" | tr '\n' ' ')"
 	fi
 
+	# QUIC: built against the 3.5 build's headers (the host's are 3.0).
+	qss=$B/quic_secret_scan
+	if [ -z "$root" ]; then
+		:
+	elif ! ${CC:-cc} -O2 -Wall -Wextra -Werror -o "$qss" "$here/quic_secret_scan.c" \
+		-I"$inst/include" -L"$inst/lib" -lssl -lcrypto >"$B/logs/quic-build.log" 2>&1; then
+		tap not-ok "QUIC server: quic_secret_scan built" "$(head -n 3 "$B/logs/quic-build.log" | tr '\n' ' ')"
+	else
+		"$top/scripts/in-root.sh" "$root" "$qss" >"$B/logs/quic-stock.log" 2>&1
+		rc=$?
+		leak=$(sed -n 's/^LEAK: \([0-9]*\) piece hits.*/\1/p' "$B/logs/quic-stock.log")
+		[ "$rc" = 1 ] && [ "${leak:-0}" -gt 0 ] &&
+			tap ok "QUIC server, Debian 13's libssl with its secure heap: positive control, $leak piece hits outside it" ||
+			tap not-ok "QUIC server, Debian 13's libssl: positive control, secrets outside the secure heap" \
+				"exit $rc, $(tail -n 1 "$B/logs/quic-stock.log")"
+		LD_LIBRARY_PATH=$inst/lib SECARENA_BACKEND=mlock IN_ROOT_ENV="LD_LIBRARY_PATH SECARENA_BACKEND" \
+			"$top/scripts/in-root.sh" "$root" "$qss" >"$B/logs/quic-secarena.log" 2>&1
+		rc=$?
+		[ "$rc" = 0 ] && grep -q '^PASS: no secret outside the secure heap$' "$B/logs/quic-secarena.log" &&
+			tap ok "QUIC server, patched: no secret, packet key, next-epoch secret or token key outside the arena, live or closed" ||
+			tap not-ok "QUIC server, patched: nothing outside the arena" "exit $rc, $(tail -n 1 "$B/logs/quic-secarena.log")"
+	fi
+
 	# ---- 7. Debian 13's servers, the hybrid post-quantum group ----
 	keys=rsa2048,p256,ed25519,mldsa65,mlkem768 groups=X25519MLKEM768
 	if [ "$tests" = all ]; then
 		keys=rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448
 		keys=$keys,mldsa44,mldsa65,mldsa87,mlkem512,mlkem768,mlkem1024,slhdsa128s,slhdsa256f
-		groups="X25519MLKEM768 X25519"
+		groups="X25519MLKEM768 X25519 MLKEM768"
 	fi
 	if [ -n "$root" ]; then
 		for g in $groups; do
