@@ -130,9 +130,9 @@ nginx_rate() {
 	nginx_start "$1" "$2" || { nginx_stop; return 1; }
 	# The group the server chose, from a client that offers both (3.5's
 	# default list): s_client names a hybrid group "Negotiated TLS1.3
-	# group", a classic one by its "Peer Temp Key".
+	# group", a classic one by its "Peer Temp Key" (3.0: "Server Temp Key").
 	if ! echo | openssl s_client -connect "127.0.0.1:$port" -tls1_3 2>/dev/null |
-		grep -Eq "^(Negotiated TLS1.3 group: $2|Peer Temp Key: $2,)"; then
+		grep -Eq "^(Negotiated TLS1.3 group: $2|(Peer|Server) Temp Key: $2,)"; then
 		echo "bench: $1: nginx did not negotiate $2" >&2
 		nginx_stop
 		return 1
