@@ -114,7 +114,7 @@ answered_all() { # answered_all TLS COUNT: 0 if COUNT new connections all answer
 
 for tls in 1.2 1.3; do
 	sed -e "s|@OUT@|$out/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$out/rsa2048.key|g" \
-		-e "s|@CRT@|$out/rsa2048.crt|g" -e "s|@TLS@|TLSv$tls|g" \
+		-e "s|@CRT@|$out/rsa2048.crt|g" -e "s|@TLS@|TLSv$tls|g" -e "s|@EXTRA@||" \
 		-e 's/worker_processes 2;/worker_processes 1;/' -e 's/worker_connections 64;/worker_connections 512;/' \
 		"$here/nginx.conf.in" >"$out/nginx/nginx.conf"
 	: >"$out/nginx/error.log"

@@ -13,16 +13,32 @@
  * --legacy-rsa loads an RSA key the way programs written for OpenSSL 1.1
  * do (PEM_read_bio_RSAPrivateKey, EVP_PKEY_assign_RSA): the first use then
  * exports the legacy key to the provider, through OSSL_PARAM_get_BN().
+ *
+ * --pass FILE --pem|--der|--p12 loads an encrypted key: PKCS#8 PEM through
+ * PEM_read_bio_PrivateKey() with a password callback (nginx's
+ * ssl_password_file), PKCS#8 DER through d2i_PKCS8PrivateKey_bio(), or
+ * PKCS#12 through PKCS12_parse(). The passphrase is read with read(2) into
+ * a buffer of ours that is wiped as soon as the key is loaded, as a careful
+ * application does, so that every copy a scan finds afterwards is
+ * OpenSSL's. KEY_HOLDER_KEEP_PASS=1 keeps it instead: the scanner's
+ * control, a copy it must find.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED	/* the legacy RSA API, on purpose */
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
+
+static char pass[1024];
+static int pass_len;
 
 static int fail(const char *what)
 {
@@ -88,23 +104,76 @@ static int decapsulate_once(EVP_PKEY *pkey)
 	return ok;
 }
 
+/* The passphrase, without a trailing newline; 0 if it cannot be read. */
+static int read_pass(const char *path)
+{
+	int fd = open(path, O_RDONLY), n = 0, r;
+
+	if (fd < 0)
+		return 0;
+	while (n < (int)sizeof(pass) - 1 && (r = (int)read(fd, pass + n, sizeof(pass) - 1 - n)) > 0)
+		n += r;
+	close(fd);
+	while (n > 0 && (pass[n - 1] == '\n' || pass[n - 1] == '\r'))
+		n--;
+	pass_len = n;
+	return n > 0;
+}
+
+static int pass_cb(char *buf, int size, int rwflag, void *u)
+{
+	(void)rwflag, (void)u;
+	if (pass_len > size)
+		return -1;
+	memcpy(buf, pass, pass_len);
+	return pass_len;
+}
+
+static EVP_PKEY *load_p12(BIO *in)
+{
+	PKCS12 *p12 = d2i_PKCS12_bio(in, NULL);
+	EVP_PKEY *pkey = NULL;
+	X509 *cert = NULL;
+
+	pass[pass_len] = '\0';
+	if (p12 != NULL && !PKCS12_parse(p12, pass, &pkey, &cert, NULL))
+		pkey = NULL;
+	X509_free(cert);
+	PKCS12_free(p12);
+	return pkey;
+}
+
 int main(int argc, char **argv)
 {
 	int legacy = argc == 3 && strcmp(argv[1], "--legacy-rsa") == 0;
+	int encrypted = argc == 5 && strcmp(argv[1], "--pass") == 0;
+	const char *form = encrypted ? argv[3] : "";
 	EVP_PKEY *pkey;
 	BIO *in;
 	int ok;
 
-	if (argc != 2 && !legacy) {
-		fprintf(stderr, "usage: key_holder [--legacy-rsa] KEYFILE\n");
+	if ((argc != 2 && !legacy && !encrypted) ||
+	    (encrypted && strcmp(form, "--pem") && strcmp(form, "--der") && strcmp(form, "--p12"))) {
+		fprintf(stderr, "usage: key_holder [--legacy-rsa | --pass FILE --pem|--der|--p12] KEYFILE\n");
 		return 2;
 	}
 	if (!OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL))
 		return fail("OPENSSL_init_crypto");
+	if (encrypted && !read_pass(argv[2]))
+		return fail("reading the passphrase");
 	in = BIO_new_file(argv[argc - 1], "r");
 	if (in == NULL)
 		return fail("opening the key file");
-	if (legacy) {
+	if (encrypted) {
+		if (!strcmp(form, "--pem"))
+			pkey = PEM_read_bio_PrivateKey(in, NULL, pass_cb, NULL);
+		else if (!strcmp(form, "--der"))
+			pkey = d2i_PKCS8PrivateKey_bio(in, NULL, pass_cb, NULL);
+		else
+			pkey = load_p12(in);
+		if (getenv("KEY_HOLDER_KEEP_PASS") == NULL)
+			OPENSSL_cleanse(pass, sizeof(pass));
+	} else if (legacy) {
 		RSA *rsa = PEM_read_bio_RSAPrivateKey(in, NULL, NULL, NULL);
 
 		pkey = rsa != NULL ? EVP_PKEY_new() : NULL;

@@ -165,7 +165,7 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 	else
 		sed -e "s|@OUT@|$out/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$k.key|g" \
 			-e "s|@CRT@|$k.crt|g" -e "s|@TLS@|TLSv$tls|g" \
-			-e "s|@CURVES@|$(groups_args nginx "$tls")|" \
+			-e "s|@EXTRA@|$(groups_args nginx "$tls")|" \
 			"$here/nginx.conf.in" >"$out/nginx/nginx.conf"
 		# shellcheck disable=SC2046
 		env $(config_env "$config") nginx -c "$out/nginx/nginx.conf" -e "$out/nginx/error.log" \

@@ -17,6 +17,9 @@
 #     secarena, six key types, TLS 1.2 and 1.3.
 #  5. arena-full.sh: signing with the arena nearly full, and nginx with
 #     more connections than its arena holds.
+#  5b. passphrase-scan.sh: encrypted PKCS#8 PEM and DER and PKCS#12 keys
+#     loaded with a passphrase, the passphrase and its PBKDF2 key looked
+#     for outside the arena, every stack included (both modes).
 #  6. 3.5 only: pq-scan.sh, ML-KEM, ML-DSA and SLH-DSA private keys through
 #     every step of their life, against Debian 13's own libcrypto; and
 #     tools/leakscan/tests/pq-tests.sh in the Debian 13 root: the scanner
@@ -200,6 +203,21 @@ if [ "$tests" = all ]; then
 	OPENSSL_INSTALL=$inst "$here/arena-full.sh" "$B/arena-full" memfd_secret \
 		>"$B/logs/arena-full.tap" 2>"$B/logs/arena-full.err"
 	import_tap "full arena (host, memfd_secret)" "$B/logs/arena-full.tap"
+fi
+
+# ---- 5b. encrypted keys: the passphrase ----
+# On the host for 3.0; for 3.5 in the Debian 13 root (its openssl makes the
+# files, its libcrypto is the stock side).
+if [ "$branch" = 3.0 ]; then
+	OPENSSL_INSTALL=$inst "$here/passphrase-scan.sh" "$B/passphrase-scan" memfd_secret \
+		>"$B/logs/passphrase-scan.tap" 2>"$B/logs/passphrase-scan.err"
+	import_tap "encrypted keys (host, memfd_secret)" "$B/logs/passphrase-scan.tap"
+elif root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err"); then
+	OPENSSL_INSTALL=$inst IN_ROOT_ENV=OPENSSL_INSTALL "$top/scripts/in-root.sh" "$root" \
+		"$here/passphrase-scan.sh" "$B/passphrase-scan" memfd_secret \
+		rsa2048,p256,ed25519,ed448,x25519,x448,dsa2048,dh2048,mldsa65,mlkem768 \
+		>"$B/logs/passphrase-scan.tap" 2>"$B/logs/passphrase-scan.err"
+	import_tap "encrypted keys (Debian 13 root, memfd_secret)" "$B/logs/passphrase-scan.tap"
 fi
 
 # ---- 6. post-quantum keys ----
