@@ -59,13 +59,4 @@ static inline int allocator_ready(void)
 void allocator_count_held(ptrdiff_t delta);
 void allocator_count_failure(void);
 
-/* arena_set.c: the arenas in service (arena_of() is in arena.h). */
-/* Up to want blocks of one order from one arena (growing if all are full). */
-struct arena *arenas_take(unsigned int order, void **out, size_t want, size_t *got,
-			  size_t *home, int state);
-int arenas_add_first(const struct backend_ops *ops, int *err);
-void arenas_destroy_all(void);
-void arenas_lock_all(void);
-void arenas_unlock_all(void);
-
 #endif

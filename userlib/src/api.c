@@ -10,6 +10,7 @@
 
 #include "allocator.h"
 #include "arena.h"
+#include "arena_set.h"
 #include "fallback_heap.h"
 #include "fork_handlers.h"
 #include "guarded_mapping.h"
@@ -24,26 +25,6 @@
 #define DEFAULT_MIN_BLOCK	((size_t)16)
 #define DEFAULT_MAX_ARENAS	8
 #define LARGEST_ARENA		((size_t)1 << 40)
-
-struct allocator allocator = {
-	.grow_lock = PTHREAD_MUTEX_INITIALIZER,
-};
-
-void allocator_count_held(ptrdiff_t delta)
-{
-	size_t held = __atomic_add_fetch(&allocator.arena_held, (size_t)delta, __ATOMIC_RELAXED);
-	size_t peak = __atomic_load_n(&allocator.peak, __ATOMIC_RELAXED);
-
-	while (held > peak &&
-	       !__atomic_compare_exchange_n(&allocator.peak, &peak, held, 1,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-void allocator_count_failure(void)
-{
-	__atomic_add_fetch(&allocator.failures, 1, __ATOMIC_RELAXED);
-}
 
 static unsigned int order_of(size_t n)
 {

@@ -9,6 +9,7 @@
 
 #include "allocator.h"
 #include "arena.h"
+#include "arena_set.h"
 #include "secarena.h"
 
 /* Called with grow_lock held. 0 or an errno value. */

@@ -18,6 +18,7 @@
 
 #include "allocator.h"
 #include "arena.h"
+#include "arena_set.h"
 #include "fallback_heap.h"
 #include "fork_handlers.h"
 #include "secarena.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "arena_set.h"
 #include "misuse.h"
 #include "secarena.h"
 #include "thread_cache.h"
