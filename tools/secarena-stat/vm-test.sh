@@ -53,6 +53,7 @@ fi
 hold_as=()
 hold() {
 	local out=$tmp/hold.$#.$1
+	: >"$out"	# a helper of the same name before must not answer for this one
 	"${hold_as[@]}" "$hold" "$@" >"$out" 2>&1 &
 	hpid=$!
 	pids+=("$hpid")

@@ -153,6 +153,7 @@ recipe() {
 	local name=$1 key=$2 i
 
 	shift 2
+	: >"$T/target.out"	# not left to the job: it may truncate too late
 	"$LT" "$T/$key.comp" "$@" >"$T/target.out" 2>"$T/target.err" &
 	TPID=$!
 	for i in $(seq 100); do

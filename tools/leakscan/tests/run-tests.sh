@@ -83,6 +83,9 @@ start_target() {
 	local key=$1 i
 
 	shift
+	# Emptied here, not by the background job's redirection: that one may
+	# run after the loop below has read the last target's "ready".
+	: >"$T/target.out"
 	"$LT" "$T/$key.comp" "$@" >"$T/target.out" 2>"$T/target.err" &
 	TPID=$!
 	TPIDS+=("$TPID")
@@ -358,10 +361,17 @@ test_arena_range() {
 }
 
 test_secretmem() {
+	: >"$T/target.out"
 	"$LT" "$T/rsa.comp" secret/d:be:1 >"$T/target.out" 2>&1 &
 	TPID=$!
 	TPIDS+=("$TPID")
-	sleep 0.2
+	# Ready, or gone (it exits when memfd_secret is missing): never a guess
+	# by time, which a loaded machine would turn into a skip.
+	for _ in $(seq 100); do
+		grep -q '^ready$' "$T/target.out" && break
+		kill -0 "$TPID" 2>/dev/null || break
+		sleep 0.05
+	done
 	if ! grep -q '^ready$' "$T/target.out"; then
 		skip "secretmem region is an unreadable arena" "no memfd_secret: $(head -c 100 "$T/target.out")"
 		return

@@ -145,6 +145,7 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 	if [ "$server" = key_holder ] || [ "$server" = legacy_rsa ]; then
 		local log=$out/logs/$server-$config-$key.log mode=()
 		[ "$server" = legacy_rsa ] && mode=(--legacy-rsa)
+		: >"$log"	# an old "ready" must not stand for this start's
 		# shellcheck disable=SC2046
 		env $(config_env "$config") "$holder" "${mode[@]}" "$k.key" >"$log" 2>&1 &
 		srv=$!

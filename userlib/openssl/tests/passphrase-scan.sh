@@ -136,6 +136,7 @@ for key in ${keys//,/ }; do
 		for config in stock secarena; do
 			name="$key $form $config"
 			log=$out/logs/holder-$key-$form-$config.log
+			: >"$log"	# an old "ready" must not stand for this run's
 			# shellcheck disable=SC2046
 			env $(config_env "$config") "$holder" --pass "$k.pass" "--$form" "$file" >"$log" 2>&1 &
 			pid=$!
@@ -234,6 +235,7 @@ echo "# stock: the passphrase or its derived key found $stock_hits times in $sto
 key=${keys%%,*} k=$out/keys/${keys%%,*}
 if [ -s "$k.p8.pem" ]; then
 	log=$out/logs/holder-keep.log
+	: >"$log"
 	# shellcheck disable=SC2046
 	env $(config_env secarena) KEY_HOLDER_KEEP_PASS=1 "$holder" --pass "$k.pass" --pem "$k.p8.pem" >"$log" 2>&1 &
 	pid=$!

@@ -142,12 +142,26 @@ probe_run "$on" 0 "" "OPENSSL_SECARENA=on: arena in service before main() uses i
 probe_run "$on" 0 "" "OPENSSL_SECARENA with size, minsize, arenas, backend" \
 	OPENSSL_SECARENA=size=64K,minsize=32,arenas=2,backend=memfd_secret
 probe_run "$off" 0 "" "OPENSSL_SECARENA=off: no secure heap" OPENSSL_SECARENA=off
-probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA typo: libcrypto init fails with a message" \
-	OPENSSL_SECARENA=sise=1M
-probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA size not a power of two: refused" \
-	OPENSSL_SECARENA=size=3M
-probe_run "init 0" 1 "bad setting" "OPENSSL_SECARENA arenas above 32: refused" \
-	OPENSSL_SECARENA=arenas=33
+# Every kind of bad setting: libcrypto's init fails, and stderr names the
+# setting and says what is wrong with it.
+while IFS='|' read -r setting why; do
+	probe_run "init 0" 1 "OPENSSL_SECARENA: bad setting $setting: $why" \
+		"OPENSSL_SECARENA=$setting: init fails, naming it: $why" OPENSSL_SECARENA="$setting"
+done <<'SETTINGS'
+sise=1M|unknown setting
+size=3M|not a power of two
+size=1Q|not a size
+size=99999999999999G|not a size
+minsize=24|not a power of two
+arenas=33|not a number of arenas from 1 to 32
+arenas=0|not a number of arenas from 1 to 32
+backend=foo|not device, memfd_secret or mlock
+strict=maybe|not yes or no
+size|not on, off or name=value
+SETTINGS
+probe_run "init 0" 1 "OPENSSL_SECARENA: bad setting: size must hold at least 4 blocks of minsize" \
+	"OPENSSL_SECARENA=size=64,minsize=32: init fails, size holds fewer than 4 blocks" \
+	OPENSSL_SECARENA=size=64,minsize=32
 if [ ! -e /dev/secarena ]; then
 	probe_run "init 0" 1 "strict secure heap could not be mapped: No such device" \
 		"strict=yes without /dev/secarena: libcrypto init fails (ENODEV)" \
@@ -159,7 +173,11 @@ cnf=$B/logs/secarena-test.cnf
 printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nsize = 256K\nbackend = memfd_secret\n' >"$cnf"
 probe_run "$on" 0 "" "openssl.cnf [secarena]: arena in service" OPENSSL_CONF="$cnf"
 printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nbogus = 1\n' >"$cnf.bad"
-probe_run "init 0" 1 "bad setting" "openssl.cnf [secarena] bad setting: init fails" OPENSSL_CONF="$cnf.bad"
+probe_run "init 0" 1 "openssl.cnf \[secarena\]: bad setting bogus = 1: unknown setting" \
+	"openssl.cnf [secarena] unknown setting: init fails, naming it" OPENSSL_CONF="$cnf.bad"
+printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nsize = 3M\n' >"$cnf.bad"
+probe_run "init 0" 1 "openssl.cnf \[secarena\]: bad setting size = 3M: not a power of two" \
+	"openssl.cnf [secarena] bad value: init fails, naming it" OPENSSL_CONF="$cnf.bad"
 probe_run "$off" 0 "" "OPENSSL_SECARENA=off wins over openssl.cnf" OPENSSL_CONF="$cnf" OPENSSL_SECARENA=off
 
 # A fork child whose copy of the heap could not be mapped frees what it
