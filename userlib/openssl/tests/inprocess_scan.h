@@ -144,16 +144,22 @@ static void scan_live(void)
     }
 }
 
-static void *hook_malloc(size_t n, const char *f, int l)
+/* A scan from inside an allocation hook, never from one the scan makes. */
+static void scan_live_once(void)
 {
-    void *p;
-
-    (void)f; (void)l;
     if (!in_hook) {
         in_hook = 1;
         scan_live();
         in_hook = 0;
     }
+}
+
+static void *hook_malloc(size_t n, const char *f, int l)
+{
+    void *p;
+
+    (void)f; (void)l;
+    scan_live_once();
     p = malloc(n);
     if (p != NULL)
         track_add(p);
@@ -165,11 +171,7 @@ static void *hook_realloc(void *old, size_t n, const char *f, int l)
     void *p;
 
     (void)f; (void)l;
-    if (!in_hook) {
-        in_hook = 1;
-        scan_live();
-        in_hook = 0;
-    }
+    scan_live_once();
     if (old != NULL)
         track_del(old);
     p = realloc(old, n);
