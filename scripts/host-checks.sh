@@ -42,6 +42,7 @@ else
 	tap ok "selftests build without warnings"
 fi
 tap_run "documentation rst parses without warnings" scripts/check-rst.sh
+tap_run "crash-report.sh tells a crash in secarena from one outside it" scripts/crash-report-test.sh
 first=$(echo "$kernels" | head -n 1)
 tap_run "make install/uninstall into DESTDIR ($first)" scripts/install-check.sh "$first"
 # libsecarena: host suites on memfd_secret and mlock, the same under
