@@ -110,6 +110,26 @@ config_env() {
 
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
+# start_holder LOG CONFIG [VAR=VALUE...] -- KEY_HOLDER_ARGS...: key_holder
+# in the background, its pid in $pid; 0 once it printed "ready", 1 if it
+# did not within 10 s or exited.
+start_holder() {
+	local log=$1 config=$2 extra=()
+	shift 2
+	while [ "$1" != -- ]; do extra+=("$1"); shift; done
+	shift
+	: >"$log"	# an old "ready" must not stand for this start's
+	# shellcheck disable=SC2046
+	env $(config_env "$config") "${extra[@]}" "$holder" "$@" >"$log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -qs '^ready' "$log" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -qs '^ready' "$log"
+}
+
 stock_hits=0 stock_runs=0
 for key in ${keys//,/ }; do
 	if ! genkey "$key"; then
@@ -136,16 +156,7 @@ for key in ${keys//,/ }; do
 		for config in stock secarena; do
 			name="$key $form $config"
 			log=$out/logs/holder-$key-$form-$config.log
-			: >"$log"	# an old "ready" must not stand for this run's
-			# shellcheck disable=SC2046
-			env $(config_env "$config") "$holder" --pass "$k.pass" "--$form" "$file" >"$log" 2>&1 &
-			pid=$!
-			for _ in $(seq 100); do
-				grep -qs '^ready' "$log" && break
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			if ! grep -qs '^ready' "$log"; then
+			if ! start_holder "$log" "$config" -- --pass "$k.pass" "--$form" "$file"; then
 				tap not-ok "$name: key loaded and used" "$(tr '\n' ' ' <"$log")"
 				kill "$pid" 2>/dev/null
 				wait "$pid" 2>/dev/null
@@ -234,15 +245,8 @@ echo "# stock: the passphrase or its derived key found $stock_hits times in $sto
 # The scanner's control: a holder that keeps its own copy of the passphrase.
 key=${keys%%,*} k=$out/keys/${keys%%,*}
 if [ -s "$k.p8.pem" ]; then
-	log=$out/logs/holder-keep.log
-	: >"$log"
-	# shellcheck disable=SC2046
-	env $(config_env secarena) KEY_HOLDER_KEEP_PASS=1 "$holder" --pass "$k.pass" --pem "$k.p8.pem" >"$log" 2>&1 &
-	pid=$!
-	for _ in $(seq 100); do
-		grep -qs '^ready' "$log" && break
-		sleep 0.1
-	done
+	start_holder "$out/logs/holder-keep.log" secarena KEY_HOLDER_KEEP_PASS=1 -- \
+		--pass "$k.pass" --pem "$k.p8.pem"
 	"$leakscan" --secret "passphrase=$(hex <"$k.pass")" "$k.key" "$pid" >"$out/logs/scan-keep.txt" 2>&1
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
