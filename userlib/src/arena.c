@@ -92,8 +92,8 @@ size_t arena_take(struct arena *a, unsigned int order, void **out, size_t want,
 
 void arena_cached_twice(const void *p)
 {
-	misuse_abort("double free of %p found in a thread cache "
-		     "(two threads freed it at the same time)", p);
+	misuse_abort("block %p in a thread cache is no longer marked cached "
+		     "(block map corrupted)", p);
 }
 
 void arena_give_back(struct arena *a, void *const *blocks, size_t n, unsigned int order)

@@ -63,8 +63,10 @@ size_t arena_take(struct arena *a, unsigned int order, void **out, size_t want,
 void arena_give_back(struct arena *a, void *const *blocks, size_t n, unsigned int order);
 
 /*
- * A cached block whose map byte is no longer BLOCK_CACHED: it was in two
- * thread caches, and the other one has handed it out or given it back.
+ * A cached block whose map byte is no longer BLOCK_CACHED. Frees claim the
+ * byte with a compare-and-swap, so no block enters two caches; this catches
+ * a block map written behind the allocator's back before the block is handed
+ * out or merged a second time.
  */
 __attribute__((noreturn, cold)) void arena_cached_twice(const void *p);
 

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Per-thread caches of small blocks, so the common malloc/free pair takes no
- * lock and no atomic read-modify-write.
+ * lock and one atomic read-modify-write, on a byte of the block's own map.
  *
  * A thread cache holds, for each order up to 4 KiB, a stack of wiped blocks
  * still marked held in their arena's block map (BLOCK_CACHED). malloc pops
- * one and stores BLOCK_USED into its map byte; free checks the map byte
- * (BLOCK_USED, or it aborts), stores BLOCK_CACHED, wipes the block and
- * pushes it. Only an empty stack (refill: half the stack's limit, under one
- * arena lock) or a full one (flush of the older half) takes a lock. A block
- * freed by another thread than the one that allocated it simply joins the
- * freeing thread's cache. The byte stores need no atomic RMW because no one
- * else writes the map byte of a block that a thread holds: the buddy writes
- * only entries of free blocks, under the lock.
+ * one and stores BLOCK_USED into its map byte; free moves the map byte from
+ * BLOCK_USED to BLOCK_CACHED with a compare-and-swap (anything else aborts:
+ * a double free, also when two threads free the block at the same time),
+ * wipes the block and pushes it. Only an empty stack (refill: half the
+ * stack's limit, under one arena lock) or a full one (flush of the older
+ * half) takes a lock. A block freed by another thread than the one that
+ * allocated it simply joins the freeing thread's cache. The pop's store
+ * needs no atomic RMW because no one else writes the map byte of a block in
+ * a thread's cache: the buddy writes only entries of free blocks, under the
+ * lock, and a free of a cached block fails its compare-and-swap.
  *
  * A slot keeps the block's address and the address of its map byte, so that
  * a pop reads nothing of the arena. The fast paths (thread_cache_peek(), a bin
@@ -125,11 +127,9 @@ void thread_cache_flush_half(struct cache_bin *bin, unsigned int order);
 
 /*
  * Pop a block of a non-empty bin and mark it held by the caller. Its map
- * byte says cached, unless two threads freed the block at the very same
- * time (each with a plain store, see cache_block() in api.c) and the other
- * cache has handed it out or given it back already: then it must not be
- * handed out again. The load is of the byte about to be stored, so it costs
- * no extra cache miss.
+ * byte says cached unless the block map was written behind the allocator's
+ * back: then it must not be handed out. The load is of the byte about to be
+ * stored, so it costs no extra cache miss.
  */
 static inline void *thread_cache_pop(struct thread_cache *tc, struct cache_bin *bin,
 				     unsigned int order)

@@ -15,6 +15,7 @@
 #include "secarena.h"
 #include "tap.h"
 #include "thread_cache.h"
+#include "watchpoint.h"
 
 #define THREADS 4
 #define KEEP 256
@@ -362,12 +363,11 @@ TEST(threads, concurrent_double_free_without_thread_cache)
 }
 
 /*
- * A block in two thread caches, as when two threads free it at the very
- * same instant (each sees it held and stores "cached"; the thread cache
- * takes no atomic read-modify-write). Made deterministic here: between the
- * two frees the test puts the map byte back to "held", as the second free
- * would have seen it. The second cache to hand the block out or give it
- * back must abort instead.
+ * A block in two thread caches. Frees cannot put it there (each claims the
+ * map byte with a compare-and-swap, see the race below), but a block map
+ * written behind the allocator's back can: between the two frees the test
+ * puts the map byte back to "held". The second cache to hand the block out
+ * or give it back must abort instead of handing it out twice.
  */
 enum twice_end { TWICE_HAND_OUT, TWICE_GIVE_BACK };
 static int twice_turn;
@@ -438,39 +438,34 @@ static void block_in_two_caches(void *arg)
 TEST(threads, block_in_two_caches_is_not_handed_out_twice)
 {
 	CHECK(dies_with_abort(block_in_two_caches, (void *)(uintptr_t)TWICE_HAND_OUT,
-			      "found in a thread cache (two threads freed it at the same time)"));
+			      "in a thread cache is no longer marked cached (block map corrupted)"));
 	return 0;
 }
 
 TEST(threads, block_in_two_caches_is_not_given_back_twice)
 {
 	CHECK(dies_with_abort(block_in_two_caches, (void *)(uintptr_t)TWICE_GIVE_BACK,
-			      "found in a thread cache (two threads freed it at the same time)"));
+			      "in a thread cache is no longer marked cached (block map corrupted)"));
 	return 0;
 }
 
 /*
  * The real race: two threads, each with a thread cache, free one cached-size
- * block at the same instant, then each allocates that size once, one after
- * the other. Whichever way the race goes, exactly one of them aborts: at its
- * free (the block is already cached) or at its malloc (the block was in both
- * caches). Not under ThreadSanitizer: when both frees get through, both wipe
- * the block at once, a data race that the test provokes on purpose.
+ * block at the same instant. The free claims the block's map byte with a
+ * compare-and-swap, so exactly one of them gets through and caches the block
+ * and the other aborts at its free, before it writes to the block: no data
+ * race, so this runs under ThreadSanitizer too.
  */
-static int race_turn, race_done;
-
-static void *free_then_alloc(void *arg)
+static void *free_cached_at_once(void *arg)
 {
-	int me = (int)(uintptr_t)arg;
-
+	(void)arg;
 	secarena_free(secarena_malloc(64));	/* a cache of its own */
 	pthread_barrier_wait(&race_barrier);
 	secarena_free(race_block);
 	__atomic_add_fetch(&race_returned, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&race_turn, __ATOMIC_SEQ_CST) != me)
-		sched_yield();
-	secarena_malloc(64);
-	__atomic_add_fetch(&race_done, 1, __ATOMIC_SEQ_CST);
+	/* Kept alive: an exit would give the cache's blocks back. */
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -491,20 +486,12 @@ static int both_freed(void)
 	       __atomic_load_n(&race_aborted, __ATOMIC_SEQ_CST) == 2;
 }
 
-static int first_allocated(void)
-{
-	return __atomic_load_n(&race_done, __ATOMIC_SEQ_CST) == 1;
-}
-
-static int one_aborted(void)
-{
-	return __atomic_load_n(&race_aborted, __ATOMIC_SEQ_CST) == 1;
-}
-
 static void concurrent_cached_double_free(void *arg)
 {
+	struct buddy *b;
+	unsigned char e;
 	pthread_t t[2];
-	int i;
+	int i, returned, aborted;
 
 	(void)arg;
 	if (secarena_init(1 << 20, 16, 0) != 0)
@@ -515,21 +502,18 @@ static void concurrent_cached_double_free(void *arg)
 	signal(SIGABRT, park_on_abort);
 	pthread_barrier_init(&race_barrier, NULL, 2);
 	for (i = 0; i < 2; i++)
-		if (pthread_create(&t[i], NULL, free_then_alloc, (void *)(uintptr_t)(i + 1)) != 0 ||
+		if (pthread_create(&t[i], NULL, free_cached_at_once, NULL) != 0 ||
 		    pthread_detach(t[i]) != 0)
 			_exit(2);
 	if (!wait_for(both_freed))
 		_exit(4);
-	if (!one_aborted()) {
-		/* Both frees got through: the block is in both caches. */
-		__atomic_store_n(&race_turn, 1, __ATOMIC_SEQ_CST);
-		if (!wait_for(first_allocated))
-			_exit(5);
-		__atomic_store_n(&race_turn, 2, __ATOMIC_SEQ_CST);
-		wait_for(one_aborted);
-	}
-	fprintf(stderr, "returned=%d aborted=%d\n", race_returned, race_aborted);
-	_exit(one_aborted() ? 0 : 1);
+	returned = __atomic_load_n(&race_returned, __ATOMIC_SEQ_CST);
+	aborted = __atomic_load_n(&race_aborted, __ATOMIC_SEQ_CST);
+	/* The winner's cache holds it, wiped: marked cached, in one cache only. */
+	b = &allocator.arena[0]->buddy;
+	e = buddy_entry(b, buddy_granule(b, race_block));
+	fprintf(stderr, "returned=%d aborted=%d entry=%#x\n", returned, aborted, e);
+	_exit(returned == 1 && aborted == 1 && e == MAP_ENTRY(BLOCK_CACHED, 6) ? 0 : 1);
 }
 
 TEST(threads, concurrent_double_free_of_a_cached_block)
@@ -537,17 +521,104 @@ TEST(threads, concurrent_double_free_of_a_cached_block)
 	char err[1024];
 	int trial, status;
 
-#ifdef __SANITIZE_THREAD__
-	return tap_skip("races on purpose (ThreadSanitizer)");
-#endif
 	for (trial = 0; trial < 16; trial++) {
-		race_returned = race_aborted = race_turn = race_done = 0;
+		race_returned = race_aborted = 0;
 		status = run_in_child(concurrent_cached_double_free, NULL, err, sizeof(err));
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-		    !strstr(err, "libsecarena: ") || !strstr(err, "double free")) {
+		    !strstr(err, "libsecarena: secarena_free(") || !strstr(err, "double free")) {
 			tap_diag("trial %d: status %#x, stderr: %s", trial, status, err);
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/*
+ * The same race, made certain: thread A is stopped by a hardware watchpoint
+ * right after its free has read the block's map byte ("held"), the main
+ * thread frees the block meanwhile, then A goes on. A must abort at its
+ * claim; a free that only stored "cached" would get through and put the
+ * block in two caches.
+ */
+static pid_t held_tid;
+static int held_stage, held_returned;
+static char held_probe;
+static void *held_block;
+
+static void held_wait(int stage)
+{
+	while (__atomic_load_n(&held_stage, __ATOMIC_SEQ_CST) != stage)
+		sched_yield();
+}
+
+static void *free_when_told(void *arg)
+{
+	(void)arg;
+	secarena_free(secarena_malloc(64));	/* a cache of its own */
+	held_tid = gettid();
+	__atomic_store_n(&held_stage, 1, __ATOMIC_SEQ_CST);
+	held_wait(2);
+	(void)*(volatile char *)&held_probe;	/* do watchpoints fire here? */
+	held_wait(3);
+	secarena_free(held_block);
+	__atomic_store_n(&held_returned, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+enum { HELD_NO_X86 = 77, HELD_NO_WATCHPOINTS = 78 };
+
+static void free_between_check_and_claim(void *arg)
+{
+	struct watchpoint w;
+	struct buddy *b;
+	pthread_t t;
+	int i, r;
+
+	(void)arg;
+	if (secarena_init(1 << 20, 16, 0) != 0)
+		_exit(2);
+	held_block = secarena_malloc(64);
+	if (!held_block || pthread_create(&t, NULL, free_when_told, NULL) != 0)
+		_exit(2);
+	held_wait(1);
+	b = &allocator.arena[0]->buddy;
+	r = watchpoint_start(&w, held_tid, &b->block_map[buddy_granule(b, held_block)],
+			     &held_probe);
+	if (r > 0)
+		_exit(HELD_NO_X86);
+	if (r < 0)
+		_exit(2);
+	__atomic_store_n(&held_stage, 2, __ATOMIC_SEQ_CST);
+	if (watchpoint_next(&w, 10000) != WATCH_PROBE)
+		_exit(HELD_NO_WATCHPOINTS);
+	__atomic_store_n(&held_stage, 3, __ATOMIC_SEQ_CST);
+	if (watchpoint_next(&w, 10000) != WATCH_HIT)
+		_exit(5);
+	secarena_free(held_block);		/* while A is between check and claim */
+	watchpoint_release(&w);
+	for (i = 0; i < 1000 && !__atomic_load_n(&held_returned, __ATOMIC_SEQ_CST); i++)
+		usleep(10000);
+	fprintf(stderr, "the second free returned: block in two caches\n");
+	_exit(0);
+}
+
+TEST(threads, double_free_between_check_and_claim_aborts)
+{
+	char err[1024];
+	int status;
+
+	held_stage = held_returned = 0;
+	status = run_in_child(free_between_check_and_claim, NULL, err, sizeof(err));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == HELD_NO_X86)
+		return tap_skip("hardware watchpoints through ptrace are set up for x86-64 only");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == HELD_NO_WATCHPOINTS)
+		return tap_skip("hardware watchpoints do not fire on this machine");
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
+	    !strstr(err, "double free (another thread freed the block at the same time)")) {
+		tap_diag("status %#x, stderr: %s", status, err);
+		return 1;
 	}
 	return 0;
 }
