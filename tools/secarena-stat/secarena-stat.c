@@ -12,6 +12,11 @@
  * take a reference to another process's secret. So a mapping is reported
  * by its whole size, guard pages included.
  *
+ * A process that uses libsecarena also has its status page (sizes and
+ * counts, no secret: secarena_status.h), a private memfd mapping named
+ * "secarena-status", read through /proc/PID/mem: whoever may read that file
+ * sees how full the process's arenas are and what it was refused.
+ *
  * SECARENA_STAT_SYSFS and SECARENA_STAT_PROC stand in for /sys and /proc,
  * so that tests can run it on a fake tree without the module.
  *
@@ -25,14 +30,20 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "secarena_status.h"
+
 #define PROG		"secarena-stat"
 #define DEVICE		"/dev/secarena"
+#define STATUS_MAP	"/memfd:" SECARENA_STATUS_NAME " (deleted)"
+/* The fields a version 1 page has; later versions only append. */
+#define STATUS_V1_SIZE	(offsetof(struct secarena_status_page, backend) + 16)
 
 enum {
 	EXIT_NO_MODULE = 2,
@@ -73,6 +84,9 @@ struct proc {
 	size_t comm_len;
 	struct mapping *map;
 	size_t nr_map;
+	unsigned long status_at;	/* start of the status page, 0: none */
+	int status_err;			/* 0: status read and valid, else errno */
+	struct secarena_status_page status;
 };
 
 /* Everything the tool shows, read before anything is printed. */
@@ -336,6 +350,10 @@ static int scan_maps(struct proc *p)
 			continue;
 		name = line + off;
 		name[strcspn(name, "\n")] = '\0';
+		if (!strcmp(name, STATUS_MAP) && end > start) {
+			p->status_at = start;
+			continue;
+		}
 		if (!is_device(name) || end <= start)
 			continue;
 		p->map = xrealloc(p->map, (p->nr_map + 1) * sizeof(*p->map));
@@ -360,6 +378,31 @@ static void read_comm(struct proc *p)
 	if (n < 0)
 		n = snprintf(p->comm, sizeof(p->comm), "?");
 	p->comm_len = n;
+}
+
+/* The status page, through PID/mem; sets status_err. */
+static void read_status(struct proc *p)
+{
+	struct secarena_status_page *sp = &p->status;
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%ld/mem", proc_root, p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		p->status_err = errno;
+		return;
+	}
+	memset(sp, 0, sizeof(*sp));
+	n = pread(fd, sp, sizeof(*sp), (off_t)p->status_at);
+	p->status_err = n < 0 ? errno : 0;
+	close(fd);
+	if (!p->status_err &&
+	    ((size_t)n < STATUS_V1_SIZE || memcmp(sp->magic, SECARENA_STATUS_MAGIC, 8) ||
+	     sp->version < 1 || sp->size < STATUS_V1_SIZE))
+		p->status_err = EBADMSG;
+	sp->backend[sizeof(sp->backend) - 1] = '\0';
 }
 
 static bool denied(int err)
@@ -449,11 +492,13 @@ static size_t find_procs(long only, struct proc **out, unsigned int *unreadable)
 		else if (err && !gone(err))
 			fprintf(stderr, PROG ": %s/%ld/maps: %s\n", proc_root,
 				p.pid, strerror(-err));
-		if (!p.nr_map) {
+		if (!p.nr_map && !p.status_at) {
 			free(p.map);
 			continue;
 		}
 		read_comm(&p);
+		if (p.status_at)
+			read_status(&p);
 		procs = xrealloc(procs, (nr + 1) * sizeof(*procs));
 		procs[nr++] = p;
 	}
@@ -515,6 +560,80 @@ static void print_users(const struct user *users, size_t nr)
 	}
 }
 
+static const char *status_problem(int err)
+{
+	return err == EBADMSG ? "not a secarena status page" : strerror(err);
+}
+
+/* Whether the latest refusal was of a block larger than an arena. */
+static bool refused_too_large(const struct secarena_status_page *sp)
+{
+	return sp->last_refused_size > sp->arena_size;
+}
+
+/*
+ * What the library of each process says: its arenas, and what it refused.
+ * A line per process that was refused memory tells what to raise: the
+ * arena size when a block was larger than an arena, else their number (or
+ * size). OpenSSL's secure heap takes both from OPENSSL_SECARENA or the
+ * secarena section of openssl.cnf.
+ */
+static void print_library(const struct report *r)
+{
+	char arenas[48];
+	size_t i;
+	bool any = false;
+
+	for (i = 0; i < r->nr_procs; i++)
+		any |= r->procs[i].status_at != 0;
+	if (!any)
+		return;
+	printf("\n%-7s %-16s %-12s %9s %12s %12s %8s %12s\n", "PID", "COMM", "BACKEND",
+	       "ARENAS", "ARENA-SIZE", "CAPACITY", "REFUSED", "LAST-REFUSED");
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct proc *p = &r->procs[i];
+		const struct secarena_status_page *sp = &p->status;
+
+		if (!p->status_at)
+			continue;
+		printf("%-7ld", p->pid);
+		print_name(p->comm, p->comm_len, 16);
+		if (p->status_err) {
+			printf(" status unreadable: %s%s\n", status_problem(p->status_err),
+			       p->status_err == EACCES || p->status_err == EPERM ?
+			       ": run as root" : "");
+			continue;
+		}
+		snprintf(arenas, sizeof(arenas), "%llu/%llu", (unsigned long long)sp->arenas,
+			 (unsigned long long)sp->max_arenas);
+		printf(" %-12s %9s %12llu %12llu %8llu %12llu\n",
+		       sp->backend[0] ? sp->backend : "-", arenas,
+		       (unsigned long long)sp->arena_size, (unsigned long long)sp->capacity,
+		       (unsigned long long)sp->refused,
+		       (unsigned long long)sp->last_refused_size);
+	}
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct proc *p = &r->procs[i];
+		const struct secarena_status_page *sp = &p->status;
+
+		if (!p->status_at || p->status_err || !sp->refused)
+			continue;
+		printf("\npid %ld refused %llu allocations; the latest asked for %llu bytes",
+		       p->pid, (unsigned long long)sp->refused,
+		       (unsigned long long)sp->last_refused_size);
+		if (refused_too_large(sp))
+			printf(", more than an arena of %llu bytes holds: raise size=\n",
+			       (unsigned long long)sp->arena_size);
+		else
+			printf(" while %llu of %llu bytes in %llu of at most %llu arenas were taken: "
+			       "raise arenas= or size=\n",
+			       (unsigned long long)sp->held_at_last_refusal,
+			       (unsigned long long)sp->capacity, (unsigned long long)sp->arenas,
+			       (unsigned long long)sp->max_arenas);
+		printf("  (for OpenSSL: in OPENSSL_SECARENA or the secarena section of openssl.cnf)\n");
+	}
+}
+
 static void print_tables(const struct report *r)
 {
 	char name[NAME_MAX + 16], range[40];
@@ -533,7 +652,9 @@ static void print_tables(const struct report *r)
 
 	printf("\n%-7s %-16s %-25s %12s %8s\n",
 	       "PID", "COMM", "START-END", "SIZE", "PAGES");
-	if (!r->nr_procs)
+	for (i = 0, j = 0; i < r->nr_procs; i++)
+		j += r->procs[i].nr_map;
+	if (!j)
 		printf("(none)\n");
 	for (i = 0; i < r->nr_procs; i++) {
 		const struct proc *p = &r->procs[i];
@@ -549,6 +670,7 @@ static void print_tables(const struct report *r)
 			       map_size(m) / page_size);
 		}
 	}
+	print_library(r);
 }
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
@@ -658,6 +780,34 @@ static void json_users(const struct user *users, size_t nr)
 	printf("%s],\n", nr ? "  " : "");
 }
 
+/* The status page as an object; null without one; {"error": ...} unread. */
+static void json_library(const struct proc *p)
+{
+	const struct secarena_status_page *sp = &p->status;
+	const char *problem;
+
+	if (!p->status_at) {
+		printf("null");
+		return;
+	}
+	if (p->status_err) {
+		problem = status_problem(p->status_err);
+		printf("{\"error\": ");
+		json_string(problem, strlen(problem));
+		printf("}");
+		return;
+	}
+	printf("{\"backend\": ");
+	json_string(sp->backend, strlen(sp->backend));
+	printf(", \"arenas\": %llu, \"max_arenas\": %llu, \"arena_size\": %llu, "
+	       "\"capacity\": %llu, \"refused\": %llu, \"last_refused_size\": %llu, "
+	       "\"held_at_last_refusal\": %llu}",
+	       (unsigned long long)sp->arenas, (unsigned long long)sp->max_arenas,
+	       (unsigned long long)sp->arena_size, (unsigned long long)sp->capacity,
+	       (unsigned long long)sp->refused, (unsigned long long)sp->last_refused_size,
+	       (unsigned long long)sp->held_at_last_refusal);
+}
+
 static void print_json(const struct report *r)
 {
 	unsigned long total;
@@ -694,8 +844,9 @@ static void print_json(const struct report *r)
 			       j + 1 == p->nr_map ? "" : ",");
 			total += map_size(m);
 		}
-		printf("      ],\n      \"size\": %lu\n    }%s\n", total,
-		       i + 1 == r->nr_procs ? "" : ",");
+		printf("      ],\n      \"size\": %lu,\n      \"library\": ", total);
+		json_library(p);
+		printf("\n    }%s\n", i + 1 == r->nr_procs ? "" : ",");
 	}
 	printf("%s],\n", r->nr_procs ? "  " : "");
 	printf("  \"unreadable\": %u\n}\n", r->unreadable);

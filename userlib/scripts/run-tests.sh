@@ -80,7 +80,7 @@ else
 fi
 # The public headers stand alone in C99 pedantic and in C++.
 hdr_ok=ok
-for h in secarena.h secure_malloc.h; do
+for h in secarena.h secure_malloc.h secarena_status.h; do
 	echo "#include <$h>" | gcc -std=c99 -pedantic -Werror -Wall -Wextra -I"$here/include" \
 		-x c -fsyntax-only - || hdr_ok=not-ok
 	echo "#include <$h>" | g++ -Werror -Wall -Wextra -I"$here/include" \

@@ -16,6 +16,7 @@
 #include "guarded_mapping.h"
 #include "misuse.h"
 #include "secarena.h"
+#include "status_page.h"
 #include "thread_cache.h"
 #include "wipe.h"
 
@@ -179,6 +180,7 @@ EXPORT int secarena_done(void)
 	allocator.lock_errno = 0;
 	allocator.arena_held = 0;
 	allocator.used_unowned = 0;
+	status_page_update();
 	pthread_mutex_unlock(&allocator.grow_lock);
 	return 0;
 }
@@ -200,6 +202,7 @@ static void *no_arena_block(size_t size)
 			return p;
 	}
 	allocator_count_failure();
+	status_page_note_refusal(size);
 	errno = ENOMEM;
 	return NULL;
 }

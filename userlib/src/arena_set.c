@@ -11,6 +11,7 @@
 #include "arena.h"
 #include "arena_set.h"
 #include "secarena.h"
+#include "status_page.h"
 
 /* Called with grow_lock held. 0 or an errno value. */
 static int arena_append(const struct backend_ops *ops)
@@ -41,6 +42,7 @@ static int arena_append(const struct backend_ops *ops)
 	allocator.arena[allocator.narenas] = a;
 	allocator.live_arenas++;
 	__atomic_store_n(&allocator.narenas, allocator.narenas + 1, __ATOMIC_RELEASE);
+	status_page_update();
 	return 0;
 }
 

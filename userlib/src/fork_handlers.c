@@ -22,6 +22,7 @@
 #include "fallback_heap.h"
 #include "fork_handlers.h"
 #include "secarena.h"
+#include "status_page.h"
 #include "thread_cache.h"
 
 static void before_fork(void)
@@ -106,6 +107,7 @@ static void after_fork_child(void)
 		if (allocator.arena[i]->life == ARENA_LIVE)
 			held += allocator.arena[i]->buddy.bytes_out;
 	allocator.arena_held = held;
+	status_page_update();	/* the child's own copy of the page */
 	pthread_mutex_unlock(&allocator.grow_lock);
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "secarena.h"
+#include "secarena_status.h"
 #include "tap.h"
 
 extern const char *device_backend_path;
@@ -899,5 +901,73 @@ TEST(api, no_thread_cache_flag)
 	CHECK_EQ(secarena_stats(&st), 0);
 	CHECK_EQ(st.arena_held, 0);
 	CHECK_EQ(st.in_use, 0);
+	return 0;
+}
+
+/* The status page, found as an administrator's tool finds it: in the maps. */
+static const struct secarena_status_page *find_status_page(void)
+{
+	const char *name = "/memfd:" SECARENA_STATUS_NAME " (deleted)";
+	const struct secarena_status_page *found = NULL;
+	unsigned long start;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int off;
+
+	if (!f)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		off = 0;
+		if (sscanf(line, "%lx-%*x %*s %*s %*s %*s %n", &start, &off) == 1 && off &&
+		    !strcmp(line + off, name))
+			found = (const struct secarena_status_page *)start;
+	}
+	fclose(f);
+	return found;
+}
+
+TEST(api, status_page_tells_arenas_and_refusals)
+{
+	const struct secarena_status_page *sp;
+	struct secarena_options opt = {
+		.arena_size = 1 << 16, .min_block = 16, .max_arenas = 2,
+	};
+	uint64_t refused;
+	void *a, *b;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	sp = find_status_page();
+	CHECK(sp != NULL);
+	CHECK(!memcmp(sp->magic, SECARENA_STATUS_MAGIC, 8));
+	CHECK_EQ(sp->version, SECARENA_STATUS_VERSION);
+	CHECK_EQ(sp->size, sizeof(*sp));
+	CHECK_EQ(sp->arena_size, 1 << 16);
+	CHECK_EQ(sp->max_arenas, 2);
+	CHECK_EQ(sp->arenas, 1);
+	CHECK_EQ(sp->capacity, 1 << 16);
+	CHECK(!strcmp(sp->backend, secarena_backend_name()));
+	refused = sp->refused;		/* the page outlives done(): counts go on */
+
+	/* Larger than an arena: refused, the size noted. */
+	CHECK(secarena_malloc((1 << 16) + 1) == NULL);
+	CHECK_EQ(sp->refused, refused + 1);
+	CHECK_EQ(sp->last_refused_size, (1 << 16) + 1);
+	/* Two whole arenas fill both; the third block is refused. */
+	a = secarena_malloc(1 << 16);
+	b = secarena_malloc(1 << 16);
+	CHECK(a && b);
+	CHECK_EQ(sp->arenas, 2);
+	CHECK_EQ(sp->capacity, 2 << 16);
+	CHECK(secarena_malloc(64) == NULL);
+	CHECK_EQ(sp->refused, refused + 2);
+	CHECK_EQ(sp->last_refused_size, 64);
+	CHECK_EQ(sp->held_at_last_refusal, 2 << 16);
+	secarena_free(a);
+	secarena_free(b);
+	CHECK_EQ(secarena_done(), 0);
+	CHECK(find_status_page() == sp);	/* one page per process */
+	CHECK_EQ(sp->arenas, 0);
+	CHECK_EQ(sp->capacity, 0);
 	return 0;
 }

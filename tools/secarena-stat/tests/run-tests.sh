@@ -171,9 +171,9 @@ def mp(s, e):
 want = [
     {"pid": 100, "comm": "keyd", "size": 0x5000 + 0x10000,
      "mappings": [mp(0x7f1200000000, 0x7f1200005000),
-                  mp(0x7f1200010000, 0x7f1200020000)]},
+                  mp(0x7f1200010000, 0x7f1200020000)], "library": None},
     {"pid": 300, "comm": 'a"b\\c\nd\te\x1b\u00e9\ufffd', "size": 0x3000,
-     "mappings": [mp(0x7f3400000000, 0x7f3400003000)]},
+     "mappings": [mp(0x7f3400000000, 0x7f3400003000)], "library": None},
 ]
 assert doc["processes"] == want, doc["processes"]
 assert doc["unreadable"] == 0
@@ -398,6 +398,105 @@ fi
 rc=0
 "$here/build/hold_arena" >/dev/null 2>&1 || rc=$?
 same "hold_arena: usage exit 64" 64 "$rc"
+
+# --- libsecarena's status page ----------------------------------------------
+# 500 maps an arena and its library was refused blocks while full; 600's page
+# is not a status page; 700 uses another backend (no device mapping) and was
+# refused a block larger than an arena. Each mem file holds the page at the
+# mapping's start (a sparse file: the fake address is small).
+status_page() { # status_page FILE OFFSET MAGIC ARENA_SIZE MAX ARENAS CAP REFUSED LAST HELD BACKEND
+	python3 - "$@" <<'PY'
+import struct, sys
+f, off, magic = sys.argv[1], int(sys.argv[2], 0), sys.argv[3].encode()
+v = [int(x) for x in sys.argv[4:11]]
+page = magic + struct.pack("<II7Q", 1, 8 + 8 + 7 * 8 + 16, *v) + sys.argv[11].encode().ljust(16, b"\0")
+with open(f, "wb") as out:
+    out.seek(off)
+    out.write(page.ljust(4096, b"\0"))
+PY
+}
+t5=$tmp/t5
+mk_tree "$t5"
+mkdir -p "$t5/proc/500" "$t5/proc/600" "$t5/proc/700"
+echo nginx >"$t5/proc/500/comm"
+cat >"$t5/proc/500/maps" <<-MAPS
+7f5000000000-7f5000003000 rw-s 00000000 00:05 81                         /dev/secarena
+00010000-00011000 rw-p 00000000 00:01 82                         /memfd:secarena-status (deleted)
+MAPS
+status_page "$t5/proc/500/mem" 0x10000 SECARENA 4096 1 1 4096 3 2048 3072 device
+echo liar >"$t5/proc/600/comm"
+echo "00020000-00021000 rw-p 00000000 00:01 83 /memfd:secarena-status (deleted)" >"$t5/proc/600/maps"
+status_page "$t5/proc/600/mem" 0x20000 NOTARENA 4096 1 1 4096 0 0 0 device
+echo haproxy >"$t5/proc/700/comm"
+echo "00030000-00031000 rw-p 00000000 00:01 84 /memfd:secarena-status (deleted)" >"$t5/proc/700/maps"
+status_page "$t5/proc/700/mem" 0x30000 SECARENA 65536 8 2 131072 1 131072 65536 memfd_secret
+run "$t5"
+sed -n '/^PID  *COMM  *BACKEND/,$p' "$tmp/out" >"$tmp/library"
+cat >"$tmp/expect" <<EOF2
+$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' PID COMM BACKEND ARENAS ARENA-SIZE CAPACITY REFUSED LAST-REFUSED)
+$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' 500 nginx device 1/1 4096 4096 3 2048)
+$(printf '%-7s %-16s %s' 600 liar 'status unreadable: not a secarena status page')
+$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' 700 haproxy memfd_secret 2/8 65536 131072 1 131072)
+
+pid 500 refused 3 allocations; the latest asked for 2048 bytes while 3072 of 4096 bytes in 1 of at most 1 arenas were taken: raise arenas= or size=
+  (for OpenSSL: in OPENSSL_SECARENA or the secarena section of openssl.cnf)
+
+pid 700 refused 1 allocations; the latest asked for 131072 bytes, more than an arena of 65536 bytes holds: raise size=
+  (for OpenSSL: in OPENSSL_SECARENA or the secarena section of openssl.cnf)
+EOF2
+check "status page: library rows, a bad page named, what to raise (arenas or size)" \
+	diff -u "$tmp/expect" "$tmp/library"
+same "status page: exit 0" 0 "$rc"
+rows=$(sed -n '/^PID  *COMM  *START-END/,/^$/p' "$tmp/out" | sed '1d;/^$/d' | awk '{print $1}' | tr '\n' ' ')
+same "status page: a process without a device mapping has no mapping row" "100 100 300 500 " "$rows"
+run "$t5" --json
+check "status page --json: library objects, error, null" python3 - "$tmp/out" <<'PY'
+import json, sys
+p = {x["pid"]: x["library"] for x in json.load(open(sys.argv[1]))["processes"]}
+assert p[100] is None, p
+assert p[500] == {"backend": "device", "arenas": 1, "max_arenas": 1, "arena_size": 4096,
+                  "capacity": 4096, "refused": 3, "last_refused_size": 2048,
+                  "held_at_last_refusal": 3072}, p[500]
+assert p[600] == {"error": "not a secarena status page"}, p[600]
+assert p[700]["backend"] == "memfd_secret" and p[700]["last_refused_size"] == 131072, p[700]
+PY
+run "$t5" -p 700
+same "-p of a process with only a status page: no mapping, its library row" \
+	"(none)|700" "$(sed -n '/^PID  *COMM  *START-END/{n;p}' "$tmp/out")|$(sed -n '/^PID  *COMM  *BACKEND/{n;p}' "$tmp/out" | awk '{print $1}')"
+
+chmod -R a+rX "$t5"
+chmod 0600 "$t5/proc/500/mem"
+if [ ${#as_user[@]} = 0 ]; then
+	skip "status page unreadable: says so and to run as root" "running as root without setpriv"
+else
+	runu "$t5" -p 500
+	same "status page unreadable: says so and to run as root" \
+		"500 nginx status unreadable: Permission denied: run as root" \
+		"$(sed -n '/^PID  *COMM  *BACKEND/{n;p}' "$tmp/out" | tr -s ' ')"
+fi
+
+# The same from a live process: libsecarena's real page, read through the
+# real /proc/PID/mem (the module's counters still come from the fake tree).
+if make -s -C "$here" build/refused_library >"$tmp/make.log" 2>&1; then
+	coproc LIB { SECARENA_BACKEND=mlock exec "$here/build/refused_library" 8192 2 100000; }
+	read -r ready <&"${LIB[0]}"
+	if [ "$ready" = ready ]; then
+		SECARENA_STAT_SYSFS=$t1/sys "$stat" -p "$LIB_PID" >"$tmp/out" 2>"$tmp/err"
+		same "live process: its page read through /proc/PID/mem" \
+			"$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' "$LIB_PID" refused_library mlock 2/2 8192 16384 2 100000)" \
+			"$(sed -n '/^PID  *COMM  *BACKEND/{n;p}' "$tmp/out")"
+		same "live process: the latest refusal was larger than an arena" \
+			"pid $LIB_PID refused 2 allocations; the latest asked for 100000 bytes, more than an arena of 8192 bytes holds: raise size=" \
+			"$(grep "^pid $LIB_PID refused" "$tmp/out")"
+	else
+		not_ok "live process: its page read through /proc/PID/mem" "refused_library said '$ready'"
+		not_ok "live process: the latest refusal was larger than an arena" "not run"
+	fi
+	eval "exec ${LIB[1]}>&-"
+	wait "$LIB_PID"
+else
+	not_ok "live process: refused_library builds" "$(head -c 300 "$tmp/make.log")"
+fi
 
 # --- install ------------------------------------------------------------
 dest=$tmp/dest
