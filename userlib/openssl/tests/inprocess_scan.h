@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * In-process leak scanner for tests/rsa_implicit_rejection_scan.c.
+ * In-process leak scanner for tests/rsa_implicit_rejection_scan.c and
+ * tests/tls12_mac_state_scan.c.
  *
  * Secrets to look for ("patterns") are kept in the secure heap, so the
  * scanner never finds its own copies outside it.  Each pattern is cut into
@@ -53,7 +54,7 @@ static void pattern_add(const char *name, const unsigned char *b, size_t len)
 }
 
 /* a number given big-endian: look for it big-endian and as BIGNUM limbs */
-static void pattern_add_bn(const char *name, const unsigned char *be, size_t len)
+static __attribute__((unused)) void pattern_add_bn(const char *name, const unsigned char *be, size_t len)
 {
     unsigned char *le = OPENSSL_secure_malloc(len);
     char *n2 = malloc(strlen(name) + 4);

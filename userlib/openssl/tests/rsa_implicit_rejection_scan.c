@@ -16,10 +16,9 @@
  *
  * tests/run-tests.sh (OPENSSL_BRANCH=3.5) runs it in the Debian 13 root on
  * Debian 13's libcrypto (the positive control: d, padded, passes through a
- * normal-heap block) and on the patched build, where every line but the
- * HMAC pad states must count 0. Those (ipad_*, opad_*: the SHA-256 states
- * an HMAC_CTX keeps of its key) are digest contexts, still in the normal
- * heap in both series; they are reported, not asserted.
+ * normal-heap block) and on the patched build, where every line must count
+ * 0, the HMAC pad states included (ipad_*, opad_*: the SHA-256 states an
+ * HMAC_CTX keeps of its key, in digest contexts: patch 0025).
  */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "inprocess_scan.h"

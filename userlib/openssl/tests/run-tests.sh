@@ -179,6 +179,41 @@ printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nsize = 3M\n' >"$cnf.ba
 probe_run "init 0" 1 "openssl.cnf \[secarena\]: bad setting size = 3M: not a power of two" \
 	"openssl.cnf [secarena] bad value: init fails, naming it" OPENSSL_CONF="$cnf.bad"
 probe_run "$off" 0 "" "OPENSSL_SECARENA=off wins over openssl.cnf" OPENSSL_CONF="$cnf" OPENSSL_SECARENA=off
+printf 'openssl_conf = init\n[init]\nsecarena = sa\n[sa]\nsize = 256K\narenas = 1\nbackend = memfd_secret\n' >"$cnf.full"
+
+# A full secure heap: the error says how full and which setting to raise,
+# named as the heap was made (OPENSSL_SECARENA, openssl.cnf, or the
+# application's own CRYPTO_secure_malloc_init()).
+full_probe() { # full_probe NAME STDERR_PATTERN ENV... -- ARGS...
+	local name=$1 pat=$2 envs=() got status
+	shift 2
+	while [ "$1" != -- ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	got=$(env -u OPENSSL_SECARENA -u OPENSSL_CONF "${envs[@]}" LD_LIBRARY_PATH="$inst/lib" \
+		"$ossl/build/secure_heap_full_probe" "$@" 2>"$B/logs/full-probe.err")
+	status=$?
+	if [ "$status" = 0 ] && grep -q -- "$pat" "$B/logs/full-probe.err"; then
+		tap ok "$name"
+	else
+		tap not-ok "$name" "got '$got' status $status, stderr: $(head -c 300 "$B/logs/full-probe.err")"
+	fi
+}
+msg_cfg="in OPENSSL_SECARENA or the secarena section of openssl.cnf"
+full_probe "a block larger than the arena: says so and to raise size=" \
+	"secure malloc failure.*secure heap: a block of 8192 bytes is larger than an arena (size=4096): raise size= $msg_cfg" \
+	OPENSSL_SECARENA=size=4K,arenas=1,backend=memfd_secret -- large 8192
+full_probe "a full heap: how full, and to raise arenas= or size=" \
+	"secure heap full: no room for a block of 512 bytes ([0-9]* of 8192 bytes in use, 2 of at most 2 arenas of size=4096): raise arenas= or size= $msg_cfg" \
+	OPENSSL_SECARENA=size=4K,arenas=2,backend=memfd_secret -- fill 512
+full_probe "a full heap from openssl.cnf: the same words" \
+	"secure heap full: no room for a block of 1024 bytes ([0-9]* of 262144 bytes in use, 1 of at most 1 arenas of size=262144): raise arenas= or size= $msg_cfg" \
+	OPENSSL_CONF="$cnf.full" -- fill 1024
+full_probe "a heap the application made: names its CRYPTO_secure_malloc_init() size" \
+	"secure heap: a block of 8192 bytes is larger than an arena (size=4096): raise size= given to CRYPTO_secure_malloc_init() by the application" \
+	SECARENA_BACKEND=memfd_secret -- app 8192
 
 # A fork child whose copy of the heap could not be mapped frees what it
 # inherited without reaching free(3) (CRYPTO_secure_free asks secarena_owns).
@@ -238,6 +273,85 @@ elif root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err"); then
 	import_tap "encrypted keys (Debian 13 root, memfd_secret)" "$B/logs/passphrase-scan.tap"
 fi
 
+# ---- 5c. TLS 1.2 CBC: the keyed hash states of the record MAC ----
+# tls12_mac_state_scan in one process: a server and a client, 20 records
+# each way, for HMAC-SHA256 and HMAC-SHA1 suites, with and without
+# encrypt-then-MAC. Stock must show the states outside its secure heap (the
+# control); the patched build nothing: MAC keys and their ipad/opad states,
+# live normal-heap blocks and every writable mapping, stacks included.
+# On the host for 3.0; for 3.5 built against its headers and run in the
+# Debian 13 root (stock: Debian 13's libssl).
+mac_scan_counts() { # mac_scan_counts LOG: "LIVE HEAP STACK" summed over the pad states; "all" adds the keys
+	awk -v which="$2" '
+		/^records: live normal-heap hits/ { if (which == "all" || $5 ~ /^(ipad|opad)_/) l += $6 }
+		/^live: after, outside the secure heap/ {
+			if (which == "all" || $7 ~ /^(ipad|opad)_/) { h += $9; st += $11 }
+		}
+		END { print l + 0, h + 0, st + 0 }' "$1"
+}
+mac_scan() { # mac_scan LABEL BINARY RUN...: one stock and one patched run per suite and mode
+	local label=$1 bin=$2 ci mode log rc counts
+	shift 2
+	for ci in AES128-SHA256 AES128-SHA; do
+		for mode in etm mte; do
+			log=$B/logs/tls12-mac-$ci-$mode
+			"$@" stock "$bin" "$B/tls12-mac/key.pem" "$B/tls12-mac/cert.pem" "$ci" "$mode" >"$log-stock.log" 2>&1
+			rc=$?
+			read -r l h st <<<"$(mac_scan_counts "$log-stock.log" pads)"
+			[ "$rc" = 0 ] && [ $((l + h)) -gt 0 ] &&
+				tap ok "TLS 1.2 $ci $mode, $label stock: positive control, MAC pad states outside the secure heap (live $l, after $h)" ||
+				tap not-ok "TLS 1.2 $ci $mode, $label stock: positive control" "exit $rc, live $l after $h"
+			"$@" patched "$bin" "$B/tls12-mac/key.pem" "$B/tls12-mac/cert.pem" "$ci" "$mode" >"$log-secarena.log" 2>&1
+			rc=$?
+			counts=$(mac_scan_counts "$log-secarena.log" all)
+			[ "$rc" = 0 ] && grep -q '^records: ok$' "$log-secarena.log" && [ "$counts" = "0 0 0" ] &&
+				tap ok "TLS 1.2 $ci $mode, $label patched: MAC keys and their ipad/opad states never outside the arena (live, heap, stack)" ||
+				tap not-ok "TLS 1.2 $ci $mode, $label patched: nothing outside the arena" "exit $rc, live/heap/stack $counts"
+		done
+	done
+}
+mac_run_host() { # mac_run_host stock|patched BINARY ARGS...
+	local side=$1
+	shift
+	if [ "$side" = stock ]; then
+		env -u OPENSSL_SECARENA -u OPENSSL_CONF "$@"
+	else
+		env -u OPENSSL_CONF OPENSSL_SECARENA=backend=memfd_secret LD_LIBRARY_PATH="$inst/lib" "$@"
+	fi
+}
+mac_run_root() { # mac_run_root stock|patched BINARY ARGS...: in the Debian 13 root
+	local side=$1
+	shift
+	if [ "$side" = stock ]; then
+		"$top/scripts/in-root.sh" "$root" "$@"
+	else
+		OPENSSL_SECARENA=backend=memfd_secret LD_LIBRARY_PATH=$inst/lib \
+			IN_ROOT_ENV="OPENSSL_SECARENA LD_LIBRARY_PATH" "$top/scripts/in-root.sh" "$root" "$@"
+	fi
+}
+mkdir -p "$B/tls12-mac"
+[ -s "$B/tls12-mac/cert.pem" ] || {
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$B/tls12-mac/key.pem" 2>/dev/null &&
+		openssl req -x509 -key "$B/tls12-mac/key.pem" -out "$B/tls12-mac/cert.pem" -subj /CN=localhost \
+			-days 3650 2>/dev/null
+}
+mss=$B/tls12_mac_state_scan
+if [ "$branch" = 3.0 ]; then
+	if ${CC:-cc} -O2 -Wall -Wextra -Werror -o "$mss" "$here/tls12_mac_state_scan.c" -lssl -lcrypto \
+		>"$B/logs/tls12-mac-build.log" 2>&1; then
+		mac_scan host "$mss" mac_run_host
+	else
+		tap not-ok "TLS 1.2 MAC states: scanner built" "$(head -n 3 "$B/logs/tls12-mac-build.log" | tr '\n' ' ')"
+	fi
+elif root=$("$top/scripts/trixie-root.sh" 2>"$B/logs/trixie-root.err"); then
+	if ${CC:-cc} -O2 -Wall -Wextra -Werror -o "$mss" "$here/tls12_mac_state_scan.c" \
+		-I"$inst/include" -L"$inst/lib" -lssl -lcrypto >"$B/logs/tls12-mac-build.log" 2>&1; then
+		mac_scan "Debian 13 root" "$mss" mac_run_root
+	else
+		tap not-ok "TLS 1.2 MAC states: scanner built" "$(head -n 3 "$B/logs/tls12-mac-build.log" | tr '\n' ' ')"
+	fi
+fi
+
 # ---- 6. post-quantum keys ----
 if [ "$branch" = 3.5 ]; then
 	"$here/pq-scan.sh" "$B/pq-scan" "$inst" >"$B/logs/pq-scan.tap" 2>"$B/logs/pq-scan.err"
@@ -276,18 +390,17 @@ if [ "$branch" = 3.5 ]; then
 		LD_LIBRARY_PATH=$inst/lib IN_ROOT_ENV=LD_LIBRARY_PATH "$top/scripts/in-root.sh" "$root" "$irs" \
 			"$B/rsa-ir/rsa2048.pem" >"$B/logs/rsa-ir-secarena.log" 2>&1
 		rc=$?
-		# Every count but the HMAC pad states' (digest contexts, not moved yet).
+		# Every count, the HMAC pad states' included (digest contexts, 0025).
 		res=$(awk '/live normal-heap hits|after, outside the secure heap/ {
 				name = $0; sub(/.*(hits|heap) /, "", name); split(name, f, " ")
-				if (f[1] ~ /^(ipad|opad)_/) next
 				n++
 				if (/live/ && f[2] != 0) bad = bad " " $1 f[1] "=" f[2]
 				if (/after/ && (f[3] != 0 || f[5] != 0)) bad = bad " " $1 f[1] "=" f[3] "+" f[5]
 			}
 			END { print n + 0, bad }' "$B/logs/rsa-ir-secarena.log")
 		ok=$(grep -c '^bad-padding decryption: ok\|^good decryption: ok, .*matches$\|^signature: ok$' "$B/logs/rsa-ir-secarena.log")
-		[ "$rc" = 0 ] && [ "$ok" = 3 ] && [ "${res%% *}" = 102 ] && [ "$res" = "${res%% *} " ] &&
-			tap ok "RSA implicit rejection, patched: d, its hash, the kdks, the synthetic message and the key's parts never in the normal heap (${res%% *} counts, all 0)" ||
+		[ "$rc" = 0 ] && [ "$ok" = 3 ] && [ "${res%% *}" = 126 ] && [ "$res" = "${res%% *} " ] &&
+			tap ok "RSA implicit rejection, patched: d, its hash, the kdks, their HMAC pad states, the synthetic message and the key's parts never in the normal heap (${res%% *} counts, all 0)" ||
 			tap not-ok "RSA implicit rejection, patched: nothing in the normal heap" "exit $rc, $ok of 3 operations, counts:$res"
 	fi
 
