@@ -197,6 +197,18 @@ static void hook_free(void *p, const char *f, int l)
     free(p);
 }
 
+/*
+ * The secure heap the patterns live in: the one OPENSSL_SECARENA makes when
+ * libcrypto initialises, or else one of 1 MiB (OpenSSL's own, on a stock
+ * build). 0 if there is none.
+ */
+static int scan_secure_heap(void)
+{
+    return CRYPTO_secure_malloc_initialized()
+        || getenv("OPENSSL_SECARENA") != NULL
+        || CRYPTO_secure_malloc_init(1 << 20, 16);
+}
+
 static int scan_install_hooks(void)
 {
     track = calloc(TRACK, sizeof(*track));

@@ -138,9 +138,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: rsa_ir KEY.pem (hooks must be installable)\n");
         return 2;
     }
-    if (!CRYPTO_secure_malloc_initialized()
-        && getenv("OPENSSL_SECARENA") == NULL
-        && !CRYPTO_secure_malloc_init(1 << 20, 16)) {
+    if (!scan_secure_heap()) {
         fprintf(stderr, "no secure heap\n");
         return 2;
     }

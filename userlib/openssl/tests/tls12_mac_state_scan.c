@@ -142,9 +142,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: tls12_mac_state_scan KEY.pem CERT.pem CIPHER etm|mte\n");
         return 2;
     }
-    if (!CRYPTO_secure_malloc_initialized()
-        && getenv("OPENSSL_SECARENA") == NULL
-        && !CRYPTO_secure_malloc_init(1 << 20, 16)) {
+    if (!scan_secure_heap()) {
         fprintf(stderr, "no secure heap\n");
         return 2;
     }
