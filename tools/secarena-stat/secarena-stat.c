@@ -578,7 +578,7 @@ static bool refused_too_large(const struct secarena_status_page *sp)
  * size). OpenSSL's secure heap takes both from OPENSSL_SECARENA or the
  * secarena section of openssl.cnf.
  */
-static void print_library(const struct report *r)
+static void print_library(const struct report *r, bool always)
 {
 	char arenas[48];
 	size_t i;
@@ -586,10 +586,12 @@ static void print_library(const struct report *r)
 
 	for (i = 0; i < r->nr_procs; i++)
 		any |= r->procs[i].status_at != 0;
-	if (!any)
+	if (!any && !always)
 		return;
-	printf("\n%-7s %-16s %-12s %9s %12s %12s %8s %12s\n", "PID", "COMM", "BACKEND",
-	       "ARENAS", "ARENA-SIZE", "CAPACITY", "REFUSED", "LAST-REFUSED");
+	printf("%s%-7s %-16s %-12s %9s %12s %12s %8s %12s\n", always ? "" : "\n", "PID", "COMM",
+	       "BACKEND", "ARENAS", "ARENA-SIZE", "CAPACITY", "REFUSED", "LAST-REFUSED");
+	if (!any)
+		printf("(none)\n");
 	for (i = 0; i < r->nr_procs; i++) {
 		const struct proc *p = &r->procs[i];
 		const struct secarena_status_page *sp = &p->status;
@@ -670,7 +672,7 @@ static void print_tables(const struct report *r)
 			       map_size(m) / page_size);
 		}
 	}
-	print_library(r);
+	print_library(r, false);
 }
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
@@ -852,10 +854,31 @@ static void print_json(const struct report *r)
 	printf("  \"unreadable\": %u\n}\n", r->unreadable);
 }
 
+/* --library --json: the processes with a status page, nothing of the module. */
+static void print_library_json(const struct report *r)
+{
+	size_t i, n = 0;
+
+	printf("{\n  \"processes\": [");
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct proc *p = &r->procs[i];
+
+		if (!p->status_at)
+			continue;
+		printf("%s\n    {\"pid\": %ld, \"comm\": ", n++ ? "," : "", p->pid);
+		json_string(p->comm, p->comm_len);
+		printf(", \"library\": ");
+		json_library(p);
+		printf("}");
+	}
+	printf("%s],\n  \"unreadable\": %u\n}\n", n ? "\n  " : "", r->unreadable);
+}
+
 static void print_usage(FILE *f)
 {
-	fputs("usage: " PROG " [-p PID] [--json]\n"
+	fputs("usage: " PROG " [-p PID] [--library] [--json]\n"
 	      "  -p, --pid PID  only this process\n"
+	      "  -l, --library  only what libsecarena's status pages say (no module needed)\n"
 	      "  -j, --json     one JSON object instead of tables\n"
 	      "  -h, --help     this help\n", f);
 }
@@ -865,10 +888,11 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "library", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool json = false, denied_users = false, bad_users = false;
+	bool json = false, library = false, denied_users = false, bad_users = false;
 	struct report r = {};
 	char dir[PATH_MAX];
 	struct stat st;
@@ -876,7 +900,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jlh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = parse_pid(optarg);
@@ -888,6 +912,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'l':
+			library = true;
 			break;
 		case 'h':
 			print_usage(stdout);
@@ -908,6 +935,16 @@ int main(int argc, char **argv)
 		proc_root = getenv("SECARENA_STAT_PROC");
 	page_size = sysconf(_SC_PAGESIZE);
 
+	/* The libraries' own view needs no module: any backend has a page. */
+	if (library) {
+		r.nr_procs = find_procs(pid, &r.procs, &r.unreadable);
+		if (json)
+			print_library_json(&r);
+		else
+			print_library(&r, true);
+		goto out;
+	}
+
 	snprintf(dir, sizeof(dir), "%s/class/misc/secarena", sys_root);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, PROG ": module not loaded (no %s): modprobe secarena\n",
@@ -927,6 +964,7 @@ int main(int argc, char **argv)
 		print_tables(&r);
 	if (denied_users)
 		fprintf(stderr, PROG ": users not readable: run as root\n");
+out:
 	if (r.unreadable)
 		fprintf(stderr, PROG ": %u processes not readable: run as root\n",
 			r.unreadable);

@@ -464,6 +464,27 @@ run "$t5" -p 700
 same "-p of a process with only a status page: no mapping, its library row" \
 	"(none)|700" "$(sed -n '/^PID  *COMM  *START-END/{n;p}' "$tmp/out")|$(sed -n '/^PID  *COMM  *BACKEND/{n;p}' "$tmp/out" | awk '{print $1}')"
 
+# --library: the same without the module (memfd_secret and mlock users).
+t6=$tmp/t6
+mkdir -p "$t6"
+cp -r "$t5/proc" "$t6/proc"
+run "$t6" --library
+same "--library without the module: exit 0, nothing on stderr" "0|" "$rc|$err"
+same "--library without the module: the library table alone" \
+	"$(sed -n '/^PID  *COMM  *BACKEND/,/^$/p' "$tmp/library" | sed '/^$/d')" "$(sed '/^$/,$d' "$tmp/out")"
+run "$t6" --library --json
+check "--library --json: the processes with a page, nothing of the module" python3 - "$tmp/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert list(d) == ["processes", "unreadable"], list(d)
+assert [p["pid"] for p in d["processes"]] == [500, 600, 700], d
+assert d["processes"][0]["library"]["refused"] == 3, d
+PY
+run "$t1" --library
+same "--library, no process has a page: the header and (none)" \
+	"0|$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' PID COMM BACKEND ARENAS ARENA-SIZE CAPACITY REFUSED LAST-REFUSED)|(none)" \
+	"$rc|$(paste -sd '|' "$tmp/out")"
+
 chmod -R a+rX "$t5"
 chmod 0600 "$t5/proc/500/mem"
 if [ ${#as_user[@]} = 0 ]; then
@@ -488,9 +509,14 @@ if make -s -C "$here" build/refused_library >"$tmp/make.log" 2>&1; then
 		same "live process: the latest refusal was larger than an arena" \
 			"pid $LIB_PID refused 2 allocations; the latest asked for 100000 bytes, more than an arena of 8192 bytes holds: raise size=" \
 			"$(grep "^pid $LIB_PID refused" "$tmp/out")"
+		SECARENA_STAT_SYSFS=$tmp/nothing "$stat" --library -p "$LIB_PID" >"$tmp/out" 2>"$tmp/err"
+		same "live process, --library with no module at all: its row" \
+			"$(printf '%-7s %-16s %-12s %9s %12s %12s %8s %12s' "$LIB_PID" refused_library mlock 2/2 8192 16384 2 100000)" \
+			"$(sed -n 2p "$tmp/out")"
 	else
 		not_ok "live process: its page read through /proc/PID/mem" "refused_library said '$ready'"
 		not_ok "live process: the latest refusal was larger than an arena" "not run"
+		not_ok "live process, --library with no module at all: its row" "not run"
 	fi
 	eval "exec ${LIB[1]}>&-"
 	wait "$LIB_PID"
