@@ -10,6 +10,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 [ "$(id -u)" = 0 ] || { echo "install-deps: must run as root" >&2; exit 1; }
 export DEBIAN_FRONTEND=noninteractive
+# Another apt (unattended-upgrades on a fresh machine, a second build) may
+# hold dpkg's lock for a while: wait for it rather than fail.
+apt_get() { apt-get -o DPkg::Lock::Timeout=900 "$@"; }
 stamp=/var/lib/secarena-deps.stamp
 uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null ||
       true)
@@ -24,7 +27,7 @@ fi
 
 need_update=1
 [ -f "$stamp" ] && need_update=0
-[ "$need_update" = 1 ] && apt-get update -qq
+[ "$need_update" = 1 ] && apt_get update -qq
 
 base_pkgs="build-essential kmod qemu-system-x86 linux-image-amd64 linux-headers-amd64
 	linux-source-6.1 python3-argcomplete python3-pkg-resources python3-requests file
@@ -38,7 +41,7 @@ for p in $base_pkgs; do
 done
 if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing
+	apt_get install -y -qq --no-install-recommends $missing
 fi
 
 # Debian's nginx for the live leak scans. Its package would start a
@@ -50,7 +53,7 @@ if ! command -v nginx >/dev/null 2>&1; then
 		chmod +x /usr/sbin/policy-rc.d
 		own_policy=1
 	fi
-	apt-get install -y -qq --no-install-recommends nginx
+	apt_get install -y -qq --no-install-recommends nginx
 	[ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 fi
 
@@ -61,7 +64,7 @@ if ! ls /boot/vmlinuz-6.12.*+deb12-amd64 >/dev/null 2>&1; then
 	      grep -E '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' |
 	      sed 's/^linux-image-//' | sort -V | tail -n 1)
 	[ -n "$ver" ] || { echo "install-deps: no 6.12 kernel in backports" >&2; exit 1; }
-	apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+	apt_get install -y -qq --no-install-recommends -t bookworm-backports \
 		"linux-image-$ver" "linux-headers-$ver"
 fi
 
@@ -73,7 +76,7 @@ if ! command -v vng >/dev/null 2>&1; then
 	      -o Dir::State::Lists="$tmp/lists" -o Dir::Cache::Archives="$tmp/archives")
 	apt-get "${opts[@]}" update -qq
 	(cd "$tmp" && apt-get "${opts[@]}" download virtme-ng)
-	apt-get install -y -qq --no-install-recommends "$tmp"/virtme-ng_*_all.deb
+	apt_get install -y -qq --no-install-recommends "$tmp"/virtme-ng_*_all.deb
 	rm -rf "$tmp"
 fi
 
