@@ -16,9 +16,20 @@
  *  - after: all readable mappings of the process, classifying each hit as
  *    in the secure heap (CRYPTO_secure_allocated) or not, and as [stack] or
  *    elsewhere.
+ *
+ * A program that uses it must be linked with -Wl,-z,now (scan_install_hooks
+ * refuses otherwise).  memmem() leaves the chunk it last compared in the
+ * vector registers, and the lazy-binding trampoline of a first call through
+ * a PLT entry saves every vector register on the stack: the scanner's own
+ * copy of a pattern, which the "after" scan then counted as a stack hit.
+ * Seen as one 16-byte hit of an HMAC state in tls12_mac_state_scan on CPUs
+ * without the SHA extensions, where the first match (hence the first call
+ * of CRYPTO_secure_allocated) came during the records.
  */
 #define _GNU_SOURCE
 #include <openssl/crypto.h>
+#include <elf.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,8 +220,25 @@ static int scan_secure_heap(void)
         || CRYPTO_secure_malloc_init(1 << 20, 16);
 }
 
+/* Whether this program was linked with -z now (see the top of this file). */
+static int scan_bound_now(void)
+{
+    const ElfW(Dyn) *d;
+
+    for (d = _DYNAMIC; d->d_tag != DT_NULL; d++)
+        if ((d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_BIND_NOW))
+            || (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_NOW)))
+            return 1;
+    return 0;
+}
+
 static int scan_install_hooks(void)
 {
+    if (!scan_bound_now()) {
+        fprintf(stderr, "inprocess_scan: link with -Wl,-z,now: lazy binding "
+                "would save the scanner's patterns on the stack\n");
+        return 0;
+    }
     track = calloc(TRACK, sizeof(*track));
     return track != NULL
         && CRYPTO_set_mem_functions(hook_malloc, hook_realloc, hook_free);
