@@ -21,7 +21,7 @@ PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
 DKMS_VERSION := $(shell cat VERSION)
 
-.PHONY: all module selftests userlib stat check check-debug check-matrix host-check vmtest demo install uninstall \
+.PHONY: all module selftests userlib stat check check-debug check-matrix check-packages debs host-check vmtest demo install uninstall \
 	dkms-install dkms-uninstall deps checkpatch clean
 
 all: module selftests userlib stat
@@ -61,6 +61,16 @@ check-debug: deps
 # and 6.1.95-6.1.190), in its own cache tree.
 check-matrix: deps
 	scripts/check-matrix.sh $(BUILD)
+
+# Every Debian package of both releases and the signed apt repository
+# (BUILD/debs, BUILD/apt-repo); Documentation/admin-guide/secarena.rst.
+debs: deps
+	packaging/build-all.sh $(BUILD)
+
+# The packages, lintian, the repository and the install test in VMs
+# (part of check-matrix).
+check-packages: deps
+	scripts/check-packages.sh $(BUILD)
 
 demo: deps
 	scripts/demo.sh $(BUILD)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# packaging/apt-repo.sh REPO RELEASE=DIR...
+# packaging/apt-repo.sh REPO RELEASE=DIR[:DIR...]...
 #
 # Makes (or remakes) a signed apt repository in REPO from the .deb files in
-# each DIR, one suite per RELEASE (bookworm, trixie), component main:
+# the DIRs of each RELEASE, one suite per RELEASE (bookworm, trixie),
+# component main:
 #   REPO/pool/RELEASE/*.deb
 #   REPO/dists/RELEASE/{InRelease,Release,Release.gpg}
 #   REPO/dists/RELEASE/main/binary-{amd64,all}/Packages{,.gz}
@@ -25,9 +26,9 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-repo=${1:?usage: apt-repo.sh REPO RELEASE=DIR...}
+repo=${1:?usage: apt-repo.sh REPO RELEASE=DIR[:DIR...]...}
 shift
-[ $# -gt 0 ] || { echo "apt-repo: usage: apt-repo.sh REPO RELEASE=DIR..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "apt-repo: usage: apt-repo.sh REPO RELEASE=DIR[:DIR...]..." >&2; exit 2; }
 for t in apt-ftparchive gpg; do
 	command -v "$t" >/dev/null || {
 		echo "apt-repo: $t is missing (apt-get install apt-utils gnupg)" >&2
@@ -50,26 +51,27 @@ mkdir -p "$repo"
 repo=$(cd "$repo" && pwd)
 for arg in "$@"; do
 	rel=${arg%%=*}
-	dir=${arg#*=}
+	dirs=${arg#*=}
 	case $rel in
 	bookworm | trixie) ;;
 	*) echo "apt-repo: unknown release '$rel' in '$arg' (bookworm or trixie)" >&2; exit 2 ;;
 	esac
-	[ "$rel" != "$arg" ] && [ -d "$dir" ] || {
-		echo "apt-repo: '$arg': want RELEASE=DIR with DIR a directory" >&2
-		exit 2
-	}
+	[ "$rel" != "$arg" ] || { echo "apt-repo: '$arg': want RELEASE=DIR[:DIR...]" >&2; exit 2; }
 	pool=$repo/pool/$rel
 	rm -rf "$pool" "$repo/dists/$rel"
 	mkdir -p "$pool"
 	n=0
-	for deb in "$dir"/*.deb; do
-		[ -e "$deb" ] || continue
-		case $(basename "$deb") in *-dbgsym_*) continue ;; esac
-		cp "$deb" "$pool/"
-		n=$((n + 1))
+	IFS=: read -r -a dl <<<"$dirs"
+	for dir in "${dl[@]}"; do
+		[ -d "$dir" ] || { echo "apt-repo: $rel: no directory $dir" >&2; exit 1; }
+		for deb in "$dir"/*.deb; do
+			[ -e "$deb" ] || continue
+			case $(basename "$deb") in *-dbgsym_*) continue ;; esac
+			cp "$deb" "$pool/"
+			n=$((n + 1))
+		done
 	done
-	[ "$n" -gt 0 ] || { echo "apt-repo: no .deb in $dir" >&2; exit 1; }
+	[ "$n" -gt 0 ] || { echo "apt-repo: $rel: no .deb in $dirs" >&2; exit 1; }
 	d=$repo/dists/$rel
 	for arch in amd64 all; do
 		mkdir -p "$d/main/binary-$arch"

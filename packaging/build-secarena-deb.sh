@@ -71,7 +71,7 @@ for p in $build_deps; do
 	dpkg-query -W -f='\${Status}' "\$p" 2>/dev/null | grep -q 'ok installed' || missing="\$missing \$p"
 done
 if [ -n "\$missing" ]; then
-	apt-get install -y -qq --no-install-recommends \$missing >/dev/null
+	apt-get install -y -qq -o DPkg::Lock::Timeout=900 --no-install-recommends \$missing >/dev/null
 fi
 cd "$work/secarena-$ver"
 dpkg-buildpackage -us -uc --build=full >"$out/build.log" 2>&1 ||

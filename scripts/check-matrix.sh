@@ -15,6 +15,12 @@
 #     orders, and KASAN would catch a child left on its parent's pages.
 #  3. OpenSSL 3.5 on the host, whole (make -C userlib/openssl check-3.5):
 #     make check runs it without OpenSSL's make test and the live scans.
+#  4. The Debian packages (scripts/check-packages.sh, make check-packages):
+#     every package of both releases, Debian's openssl with the series
+#     included, lintian, the signed repository, and the install test of
+#     Debian 12 in VMs (apt-get install, DKMS, udev, nginx and the leak
+#     scans, a kernel upgrade, removal). make check builds only secarena's
+#     own packages for Debian 12.
 # The other host checks are make check's.
 set -uo pipefail
 
@@ -50,7 +56,14 @@ grep -E '^(not )?ok ' "$build/vm-out/openssl-3.5/results.log" | sed 's/^\(\(not 
 	>"$build/vm-out/openssl-3.5/results.tap"
 grep -q '^1\.\.[1-9]' "$build/vm-out/openssl-3.5/results.log" ||
 	echo "not ok 0 openssl 3.5: run-tests.sh printed no plan" >>"$build/vm-out/openssl-3.5/results.tap"
-echo "check-matrix: OpenSSL 3.5 in $((SECONDS - t)) s; all in $((SECONDS - start)) s"
+echo "check-matrix: OpenSSL 3.5 in $((SECONDS - t)) s"
+
+t=$SECONDS
+mkdir -p "$build/vm-out/packages"
+"$top/scripts/check-packages.sh" "$build" >"$build/vm-out/packages/results.log" 2>&1
+cp "$build/results/packages.tap" "$build/vm-out/packages/results.tap" 2>/dev/null ||
+	echo "not ok 0 packages: check-packages.sh wrote no results" >>"$build/vm-out/matrix.tap"
+echo "check-matrix: Debian packages in $((SECONDS - t)) s; all in $((SECONDS - start)) s"
 for f in "$build"/vm-out/*/device-bench.txt; do
 	[ -f "$f" ] && { echo "== device benchmark"; cat "$f"; }
 done

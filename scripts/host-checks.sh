@@ -63,6 +63,13 @@ tap_make_in userlib/openssl "openssl" check
 # keys against Debian 13's libcrypto (OpenSSL's make test and the live
 # scans of 3.5 run in make check-matrix).
 tap_make_in userlib/openssl "openssl 3.5" check-3.5-quick
+# secarena's own Debian packages for Debian 12 (their library suites ran
+# above: nocheck); Debian's openssl and the install test are in
+# make check-matrix (scripts/check-packages.sh).
+tap_run "debs bookworm: secarena's packages build (dpkg-buildpackage)" \
+	env SECARENA_DEB_NOCHECK=1 packaging/build-secarena-deb.sh bookworm "$build/debs/bookworm"
+tap_run "debs bookworm: lintian --pedantic on secarena's packages: no error, no warning" \
+	sh -c "command -v lintian && test -s '$build/debs/bookworm/lintian.txt' && ! grep -E '^[EW]: ' '$build/debs/bookworm/lintian.txt'"
 tap_run "dkms.conf version matches VERSION" \
 	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
 # DKMS itself builds the module for both kernels (private DKMS tree).
