@@ -101,12 +101,14 @@ nginx_in_arenas() {
 	done
 }
 # Files named after secarena, outside /root (the test), our apt source and
-# its key (which the operator added and removes), and apt's own caches.
+# its key (which the operator added and removes), apt's own caches, and this
+# test's fixtures (named secarena-test: key, certificate, nginx site, and
+# install-root.sh's apt and initramfs settings).
 nothing_left() {
 	local left
 	left=$(find / -xdev \( -path /proc -o -path /sys -o -path /root -o \
 		-path /srv/secarena-apt -o -path /var/lib/apt/lists -o -path /var/cache/apt \) -prune -o \
-		-iname '*secarena*' -print |
+		-iname '*secarena*' ! -iname '*secarena-test*' -print |
 		grep -v -x -e /etc/apt/sources.list.d/secarena.sources \
 			-e /usr/share/keyrings/secarena-archive-keyring.gpg)
 	echo "$left"
