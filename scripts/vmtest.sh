@@ -14,7 +14,8 @@
 # each time on a busy host; one thread for both vCPUs does not race.
 # VMTEST_DEBUG_KDIR=DIR boots instead the kernel built in DIR (make
 # check-debug: scripts/debug-kernel.sh), its release as the label.
-# VMTEST_TIMEOUT (seconds, default 1500) bounds each guest run;
+# VMTEST_TIMEOUT (seconds, default 2400) bounds each guest run (a CI trial
+# of stop 26 saw the Debian 12 guest killed at 1500 s, after test_secmem);
 # VMTEST_MEMORY (default 1G) is the guest RAM; VMTEST_APPEND adds to the
 # guest's kernel command line.
 # The guest's kernel log goes to OUT/console.log (--verbose), so an oops or
@@ -86,7 +87,7 @@ boot() {
 	fi
 	echo "vmtest: booting $k (TCG, about a minute)..."
 	# shellcheck disable=SC2086
-	(cd / && timeout "${VMTEST_TIMEOUT:-1500}" vng --verbose --run "$image" "${share[@]}" "${accel[@]}" --force-9p --memory "${VMTEST_MEMORY:-1G}" --cpus 2 \
+	(cd / && timeout "${VMTEST_TIMEOUT:-2400}" vng --verbose --run "$image" "${share[@]}" "${accel[@]}" --force-9p --memory "${VMTEST_MEMORY:-1G}" --cpus 2 \
 		${VMTEST_APPEND:+--append "$VMTEST_APPEND"} \
 		--exec "$top/scripts/vm-guest.sh $k $out $build/module/$k/secarena.ko $st $ul" \
 		"${qemu[@]}" >"$out/console.log" 2>&1 </dev/null) || true
