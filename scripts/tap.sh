@@ -10,9 +10,16 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 		echo "not ok $tap_n $2${3:+ # $3}" | tee -a "$TAP"
 	fi
 }
+# tap_time START NAME: how long a step took, on stdout as a TAP comment
+# (CI's log shows where its time went) and in $TAP_LOGS/times.tsv.
+tap_time() {
+	local secs=$((SECONDS - $1))
+	echo "# time: $secs s: $2"
+	printf '%s\t%s\n' "$secs" "$2" >>"$TAP_LOGS/times.tsv"
+}
 # tap_run NAME CMD...: one test from a command's exit status; output to a log.
 tap_run() {
-	local name=$1 log
+	local name=$1 log t0=$SECONDS
 	shift
 	log="$TAP_LOGS/$(printf '%s' "$name" | tr -c 'A-Za-z0-9._-' '_').log"
 	if "$@" >"$log" 2>&1; then
@@ -21,6 +28,7 @@ tap_run() {
 		tap not-ok "$name" "see $log"
 		tail -n 20 "$log" | sed 's/^/#   /'
 	fi
+	tap_time "$t0" "$name"
 }
 # tap_import PREFIX FILE: the results of another TAP stream, renumbered.
 tap_import() {
@@ -44,7 +52,7 @@ tap_import() {
 # Its results count one by one; a target that fails without a failing
 # result (a build error, a crash) is a failure of its own.
 tap_make_in() {
-	local dir=$1 prefix=$2 log status=0
+	local dir=$1 prefix=$2 log status=0 t0=$SECONDS
 	shift 2
 	log="$TAP_LOGS/$(printf '%s' "$prefix $*" | tr -c 'A-Za-z0-9._-' '_').log"
 	make -C "$dir" "$@" >"$log" 2>&1 || status=$?
@@ -55,6 +63,7 @@ tap_make_in() {
 	elif ! grep -qE '^(not )?ok ' "$log"; then
 		tap not-ok "$prefix: make $* printed no result" "see $log"
 	fi
+	tap_time "$t0" "$prefix: make $*"
 }
 
 # tap_make PREFIX TARGET...: the same in userlib/.

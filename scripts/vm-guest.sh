@@ -31,6 +31,14 @@ import_tap() {
 	grep -q '^1\.\.[1-9]' "$log" || result not-ok "$prefix: printed no plan"
 }
 : >"$tap"
+# phase NAME: how long the part before took, into OUT/times.txt (vmtest.sh
+# prints it, so that CI's log shows where a guest's time went).
+phase_t=$SECONDS
+phase() {
+	echo "$((SECONDS - phase_t)) s: $1" >>"$out/times.txt"
+	phase_t=$SECONDS
+}
+: >"$out/times.txt"
 
 # A debug kernel (make check-debug) has kmemleak: forget what boot left,
 # so that what is reported later was allocated while the suite ran.
@@ -91,6 +99,7 @@ fi
 grep -qE '^(not )?ok [0-9]+ selftests: ' "$out/kselftest.log" &&
 	result ok "kselftest target ran" || result not-ok "kselftest target ran"
 
+phase kselftest
 # libsecarena on /dev/secarena: its TAP results, renumbered.
 if [ -n "$ul" ]; then
 	status=0
@@ -101,16 +110,21 @@ if [ -n "$ul" ]; then
 	fi
 fi
 
+phase "libsecarena device suite"
 # A debug kernel (kmemleak, so KASAN and the rest too) runs the same code
 # several times slower under TCG: the fuzzer's fixed 100000 operations get
 # three times the time, and the OpenSSL live scans run on two key types
 # (RSA-2048 with every server, DH through key_holder) instead of twelve:
 # the module sees the same calls from each (map, fault, fork, wipe), and
 # the twelve took 95 minutes, four more than 40 on a busy host.
+# make check (VM_SCOPE=quick, set by vmtest.sh) runs them on RSA-2048 and
+# P-256, and the post-quantum run on ML-DSA-65 and ML-KEM-768.
 stress_limit=1200
 if [ -e "$kml" ]; then
 	export FUZZ_TIMEOUT=2700 VM_LIVE_SCAN_KEYS=rsa2048,dh2048
 	stress_limit=3000
+elif [ "${VM_SCOPE:-full}" = quick ]; then
+	export VM_LIVE_SCAN_KEYS=rsa2048,p256 VM_LIVE_SCAN_PQ_KEYS=mldsa65,mlkem768
 fi
 
 # Under attack and at the limits: the syscall fuzzer, exhaustion, and the
@@ -118,11 +132,13 @@ fi
 for s in fuzz limits; do
 	timeout "$stress_limit" "$(dirname "$0")/../stress/$s/vm-run.sh" >"$out/stress-$s.log" 2>&1
 	import_tap "stress $s" "$out/stress-$s.log"
+	phase "stress $s"
 done
 
 # OpenSSL on the device: live server scans, core dumps, its own tests.
 "$(dirname "$0")/../userlib/openssl/tests/vm-tests.sh" "$out/openssl" >"$out/openssl.log" 2>&1
 import_tap openssl "$out/openssl.log"
+phase "openssl (live scans ${VM_LIVE_SCAN_KEYS:-of every key type})"
 
 # make demo's table, so that the demo is tested where it runs.
 hk="$(dirname "$0")/../build/openssl/live-scan-host/keys"
@@ -136,6 +152,7 @@ else
 		"$(grep -E '^demo: ' "$out/demo.log" | tail -n 1)"
 fi
 
+phase demo
 # secarena-stat against the live module (its own arenas, exact sizes).
 TMPDIR="$out" "$(dirname "$0")/../tools/secarena-stat/vm-test.sh" >"$out/secarena-stat.log" 2>&1
 import_tap secarena-stat "$out/secarena-stat.log"
@@ -148,6 +165,7 @@ else
 	result not-ok "device benchmark ran" "$(tail -n 1 "$out/device-bench.err")"
 fi
 
+phase "secarena-stat and device benchmark"
 # Unloading: refused while a file is open, done once it is closed.
 exec 3<>/dev/secarena
 if rmmod secarena 2>/dev/null; then result not-ok "rmmod refused while open"; else result ok "rmmod refused while open"; fi
