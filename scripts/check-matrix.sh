@@ -13,8 +13,10 @@
 #     and 6.1.95-6.1.190 do, where the source package (6.1.191 and later)
 #     and check-debug call ->open first. The module must be right under both
 #     orders, and KASAN would catch a child left on its parent's pages.
-#  3. OpenSSL 3.5 on the host, whole (make -C userlib/openssl check-3.5):
-#     make check runs it without OpenSSL's make test and the live scans.
+#  3. OpenSSL on the host, whole: 3.0 (make -C userlib/openssl check),
+#     which make check runs without OpenSSL's own make test, and 3.5
+#     (check-3.5), which make check runs without its make test and with
+#     fewer key types.
 #  4. The Debian packages (scripts/check-packages.sh, make check-packages):
 #     every package of both releases, Debian's openssl with the series
 #     included, lintian, the signed repository, and the install test of
@@ -48,6 +50,15 @@ else
 	echo "not ok 0 old-fork debug kernel: scripts/debug-kernel.sh old-fork failed" >>"$build/vm-out/matrix.tap"
 fi
 echo "check-matrix: old-fork debug kernel in $((SECONDS - t)) s"
+
+t=$SECONDS
+mkdir -p "$build/vm-out/openssl-3.0"
+make -s -C "$top/userlib/openssl" check >"$build/vm-out/openssl-3.0/results.log" 2>&1
+grep -E '^(not )?ok ' "$build/vm-out/openssl-3.0/results.log" | sed 's/^\(\(not \)\?ok [0-9]*\) - /\1 openssl 3.0: /' \
+	>"$build/vm-out/openssl-3.0/results.tap"
+grep -q '^1\.\.[1-9]' "$build/vm-out/openssl-3.0/results.log" ||
+	echo "not ok 0 openssl 3.0: run-tests.sh printed no plan" >>"$build/vm-out/openssl-3.0/results.tap"
+echo "check-matrix: OpenSSL 3.0 in $((SECONDS - t)) s"
 
 t=$SECONDS
 mkdir -p "$build/vm-out/openssl-3.5"

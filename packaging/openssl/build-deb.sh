@@ -221,7 +221,8 @@ edit_packaging() {
 	# in libsecarena needs these packages rebuilt). Debian 13 only: Debian
 	# 12's lintian does not know the field (unknown-field, a warning).
 	local sbu=""
-	[ "$release" = bookworm ] || sbu="Static-Built-Using: \${secarena:Built-Using}\n"
+	# (\$'...': a real newline; perl takes the string as it is.)
+	[ "$release" = bookworm ] || sbu=$'Static-Built-Using: ${secarena:Built-Using}\n'
 	perl -pi -e 'BEGIN { %p = map { $_ => 1 } split / /, shift; $sbu = shift }
 		$_ .= "Built-Using: \${secarena:Built-Using}\n$sbu"
 			if /^Package: *(\S+)\s*$/ && $p{$1}' "$pkgs" "$sbu" "$c"

@@ -56,7 +56,13 @@ static int in_hook;
 
 static void pattern_add(const char *name, const unsigned char *b, size_t len)
 {
-    struct pattern *p = &pats[npats++];
+    struct pattern *p;
+
+    if (npats == MAXPAT) {
+        fprintf(stderr, "inprocess_scan: more than %d patterns\n", MAXPAT);
+        exit(2);
+    }
+    p = &pats[npats++];
 
     p->name = name;
     p->bytes = OPENSSL_secure_malloc(len);
@@ -244,7 +250,7 @@ static int scan_install_hooks(void)
         && CRYPTO_set_mem_functions(hook_malloc, hook_realloc, hook_free);
 }
 
-static void scan_live_report(const char *when)
+static __attribute__((unused)) void scan_live_report(const char *when)
 {
     int k;
 
@@ -258,13 +264,16 @@ static void scan_live_report(const char *when)
                    pats[k].live_max_block);
 }
 
-static void scan_live_reset(void)
+static __attribute__((unused)) void scan_live_reset(void)
 {
     int k;
 
     for (k = 0; k < npats; k++)
         pats[k].live_hits = pats[k].live_max_block = 0;
 }
+
+/* a thread's stack, which scan_after() counts as stack too (0: none) */
+static uintptr_t scan_thread_stack_lo, scan_thread_stack_hi;
 
 /* all readable mappings except the secure heap */
 static void scan_after(const char *when)
@@ -281,6 +290,8 @@ static void scan_after(const char *when)
 
         if (sscanf(line, "%lx-%lx %4s", &a, &b, perm) != 3 || perm[0] != 'r')
             continue;
+        if (a < scan_thread_stack_hi && b > scan_thread_stack_lo)
+            is_stack = 1;
         if (strstr(line, "[vvar") != NULL || strstr(line, "[vsyscall]") != NULL)
             continue;
         /* the scanner's own patterns are secure; skip libcrypto's text */
