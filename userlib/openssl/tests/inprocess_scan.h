@@ -28,6 +28,9 @@
  */
 #define _GNU_SOURCE
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <elf.h>
 #include <link.h>
 #include <malloc.h>
@@ -311,4 +314,36 @@ static void scan_after(const char *when)
     for (k = 0; k < npats; k++)
         printf("%s: after, outside the secure heap %-12s heap/data %zu stack %zu\n",
                when, pats[k].name, heap[k], stack[k]);
+}
+
+/*
+ * A scanner's start: the hooks, a secure heap, libcrypto initialised with
+ * openssl.cnf (OPENSSL_SECARENA and the secarena section apply), then the
+ * private key of the PEM file at path. Exits 2 with a message where any of
+ * that fails; args_ok 0 prints the usage.
+ */
+static __attribute__((unused)) EVP_PKEY *scan_start(const char *usage, int args_ok,
+                                                    const char *path)
+{
+    EVP_PKEY *pkey;
+    BIO *bio;
+
+    if (!args_ok || !scan_install_hooks()) {
+        fprintf(stderr, "usage: %s (hooks must be installable)\n", usage);
+        exit(2);
+    }
+    if (!scan_secure_heap()) {
+        fprintf(stderr, "no secure heap\n");
+        exit(2);
+    }
+    OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL);
+    printf("secure heap: %d\n", CRYPTO_secure_malloc_initialized());
+    bio = BIO_new_file(path, "r");
+    pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    BIO_free(bio);
+    if (pkey == NULL) {
+        ERR_print_errors_fp(stderr);
+        exit(2);
+    }
+    return pkey;
 }

@@ -390,7 +390,6 @@ int main(int argc, char **argv)
 {
     EVP_PKEY *pkey, *peer = NULL;
     BIGNUM *in = NULL;
-    BIO *bio;
     int i, ok, is_rsa, exchange, is_kem;
     struct job job = { 0 };
     pthread_t t;
@@ -398,23 +397,7 @@ int main(int argc, char **argv)
     void *stack;
     size_t stack_size;
 
-    if (argc != 2 || !scan_install_hooks()) {
-        fprintf(stderr, "usage: private_op_stack_scan KEY.pem (hooks must be installable)\n");
-        return 2;
-    }
-    if (!scan_secure_heap()) {
-        fprintf(stderr, "no secure heap\n");
-        return 2;
-    }
-    OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL);
-    printf("secure heap: %d\n", CRYPTO_secure_malloc_initialized());
-    bio = BIO_new_file(argv[1], "r");
-    pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
-    BIO_free(bio);
-    if (pkey == NULL) {
-        ERR_print_errors_fp(stderr);
-        return 2;
-    }
+    pkey = scan_start("private_op_stack_scan KEY.pem", argc == 2, argv[1]);
     is_rsa = EVP_PKEY_is_a(pkey, "RSA");
     exchange = EVP_PKEY_is_a(pkey, "EC") || EVP_PKEY_is_a(pkey, "DH")
         || EVP_PKEY_is_a(pkey, "X25519") || EVP_PKEY_is_a(pkey, "X448");

@@ -130,27 +130,10 @@ int main(int argc, char **argv)
     size_t num, outlen;
     uint32_t goodlen;
     EVP_PKEY *pkey;
-    BIO *bio;
     int fds[2], i, status;
     pid_t pid;
 
-    if (argc != 2 || !scan_install_hooks()) {
-        fprintf(stderr, "usage: rsa_ir KEY.pem (hooks must be installable)\n");
-        return 2;
-    }
-    if (!scan_secure_heap()) {
-        fprintf(stderr, "no secure heap\n");
-        return 2;
-    }
-    OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL);
-    printf("secure heap: %d\n", CRYPTO_secure_malloc_initialized());
-    bio = BIO_new_file(argv[1], "r");
-    pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
-    BIO_free(bio);
-    if (pkey == NULL) {
-        ERR_print_errors_fp(stderr);
-        return 2;
-    }
+    pkey = scan_start("rsa_ir KEY.pem", argc == 2, argv[1]);
     num = EVP_PKEY_get_size(pkey);
     /* a ciphertext whose padding is bad: 0x00 0x01 0x01 ... (< n) */
     memset(bad, 1, num);
