@@ -9,8 +9,8 @@
 # VMTEST_KERNELS="kver ..." narrows it to those kernels.
 # VMTEST_KVM=1 drops --disable-kvm.
 # VMTEST_SCOPE=quick|full (default quick): how many key types the guest's
-# OpenSSL live scans use; quick (make check) runs RSA-2048 and P-256 (and
-# ML-DSA-65 and ML-KEM-768 on Debian 13), full (make check-matrix) all of
+# OpenSSL live scans use; quick (make check) runs RSA-2048 (and ML-DSA-65
+# and ML-KEM-768 on Debian 13), full (make check-matrix) all of
 # them. The key types differ in OpenSSL's code, which the host's scans
 # cover in full; on the device every one makes the same calls (map, fault,
 # fork, wipe), and the full set took 20 minutes per guest under TCG.
