@@ -10,12 +10,10 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 		echo "not ok $tap_n $2${3:+ # $3}" | tee -a "$TAP"
 	fi
 }
-# tap_time START NAME: how long a step took, on stdout as a TAP comment
-# (CI's log shows where its time went) and in $TAP_LOGS/times.tsv.
+# tap_time START NAME: how long a step took, on stdout as a TAP comment,
+# so that CI's log shows where its time went.
 tap_time() {
-	local secs=$((SECONDS - $1))
-	echo "# time: $secs s: $2"
-	printf '%s\t%s\n' "$secs" "$2" >>"$TAP_LOGS/times.tsv"
+	echo "# time: $((SECONDS - $1)) s: $2"
 }
 # tap_run NAME CMD...: one test from a command's exit status; output to a log.
 tap_run() {

@@ -104,8 +104,7 @@ boot() {
 		"${qemu[@]}" >"$out/console.log" 2>&1 </dev/null) || true
 }
 
-# run_guest KVER ROOT: one kernel's run, its crash retry and its summary
-# (vm-out/KVER.summary, which the loop below prints).
+# run_guest KVER ROOT: one kernel's run, its crash retry and its summary.
 run_guest() {
 	local k=$1 root=$2 out="$build/vm-out/$1" t0=$SECONDS crash pass fail
 	boot "$k" "$root" "$out"
@@ -126,11 +125,9 @@ run_guest() {
 	fi
 	pass=$(grep -c '^ok ' "$out/results.tap" || true)
 	fail=$(grep -c '^not ok ' "$out/results.tap" || true)
-	{
-		grep '^not ok ' "$out/results.tap" || true
-		echo "vmtest: $k: $pass passed, $fail failed in $((SECONDS - t0)) s"
-		sed "s/^/vmtest: $k: /" "$out/times.txt" 2>/dev/null || true
-	} >"$build/vm-out/$k.summary"
+	grep '^not ok ' "$out/results.tap" || true
+	echo "vmtest: $k: $pass passed, $fail failed in $((SECONDS - t0)) s"
+	sed "s/^/vmtest: $k: /" "$out/times.txt" 2>/dev/null || true
 }
 
 # One guest at a time: two at once on this 2-CPU machine (each its own
@@ -139,6 +136,4 @@ run_guest() {
 # and both ran into the timeout.
 while read -r k root <&3; do
 	run_guest "$k" "$root"
-	cat "$build/vm-out/$k.summary"
-	rm -f "$build/vm-out/$k.summary"
 done 3<<<"$matrix"
