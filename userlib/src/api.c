@@ -230,7 +230,7 @@ static void *arena_block(size_t size)
 			if (p)
 				return p;
 		} else if (arenas_take(order, &p, 1, &got, tc ? &tc->home : &local_home,
-				       BLOCK_USED)) {
+				       BLOCK_USED, thread_cache_slice(tc))) {
 			thread_cache_count_used(tc, (long long)1 << order);
 			return p;
 		}

@@ -69,13 +69,13 @@ void arena_destroy(struct arena *a)
 }
 
 size_t arena_take(struct arena *a, unsigned int order, void **out, size_t want,
-		  enum block_state state)
+		  enum block_state state, int slice)
 {
 	size_t n = 0;
 
 	pthread_mutex_lock(&a->lock);
 	while (n < want) {
-		void *p = buddy_alloc(&a->buddy, order);
+		void *p = buddy_alloc(&a->buddy, order, slice);
 
 		if (!p)
 			break;

@@ -56,9 +56,13 @@ static inline struct arena *arena_of(const void *p)
 	return NULL;
 }
 
-/* Up to want blocks of one order, under the lock; marked state. Returns how many. */
+/*
+ * Up to want blocks of one order, under the lock; marked state. Returns how
+ * many. slice: the buddy slice to take them from, or BUDDY_ANY_SLICE (see
+ * buddy_alloc()).
+ */
 size_t arena_take(struct arena *a, unsigned int order, void **out, size_t want,
-		  enum block_state state);
+		  enum block_state state, int slice);
 /* Give back zero-filled blocks of one order marked BLOCK_CACHED, under the lock. */
 void arena_give_back(struct arena *a, void *const *blocks, size_t n, unsigned int order);
 

@@ -66,25 +66,45 @@ static int arenas_grow(size_t seen)
 	return grown;
 }
 
+/* One pass over the live arenas from *home; the arena that gave blocks, or NULL. */
+static struct arena *take_pass(size_t n, unsigned int order, void **out, size_t want,
+			       size_t *got, size_t *home, int state, int slice)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		size_t idx = (*home + j) % n;
+		struct arena *a = allocator.arena[idx];
+
+		if (a->life != ARENA_LIVE)
+			continue;
+		*got = arena_take(a, order, out, want, (enum block_state)state, slice);
+		if (*got) {
+			*home = idx;
+			return a;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The thread's slice in every arena first, then any slice: a thread shares
+ * cache lines with another only once its own slices are full, and no arena
+ * is mapped while an existing one has room.
+ */
 struct arena *arenas_take(unsigned int order, void **out, size_t want, size_t *got,
-			  size_t *home, int state)
+			  size_t *home, int state, int slice)
 {
 	for (;;) {
 		size_t n = __atomic_load_n(&allocator.narenas, __ATOMIC_ACQUIRE);
-		size_t j;
+		struct arena *a = NULL;
 
-		for (j = 0; j < n; j++) {
-			size_t idx = (*home + j) % n;
-			struct arena *a = allocator.arena[idx];
-
-			if (a->life != ARENA_LIVE)
-				continue;
-			*got = arena_take(a, order, out, want, (enum block_state)state);
-			if (*got) {
-				*home = idx;
-				return a;
-			}
-		}
+		if (slice != BUDDY_ANY_SLICE)
+			a = take_pass(n, order, out, want, got, home, state, slice);
+		if (!a)
+			a = take_pass(n, order, out, want, got, home, state, BUDDY_ANY_SLICE);
+		if (a)
+			return a;
 		if (!arenas_grow(n))
 			return NULL;
 	}

@@ -13,9 +13,13 @@
 
 struct arena;
 
-/* Up to want blocks of one order from one arena (growing if all are full). */
+/*
+ * Up to want blocks of one order from one arena (growing if all are full),
+ * from the given buddy slice of an arena while any has room there (see
+ * buddy_alloc()), else from any slice.
+ */
 struct arena *arenas_take(unsigned int order, void **out, size_t want, size_t *got,
-			  size_t *home, int state);
+			  size_t *home, int state, int slice);
 int arenas_add_first(const struct backend_ops *ops, int *err);
 void arenas_destroy_all(void);
 void arenas_lock_all(void);

@@ -8,6 +8,18 @@
 
 #define BUDDY_MIN_ORDER_LOWEST	4	/* 16 bytes: room for the two free-list links */
 #define BUDDY_ORDERS		64
+/*
+ * The region is cut into BUDDY_SLICES equal slices (fewer if a slice would
+ * be smaller than a granule), and the free lists are kept per slice, so
+ * that an allocation can ask for a block in a given slice: threads that
+ * each take their blocks from a slice of their own write no common cache
+ * line of data or of the block map on their malloc/free. The caller that
+ * finds its slice full asks again for any slice, so the slices never
+ * change what fits.
+ */
+#define BUDDY_SLICES_LOG	3
+#define BUDDY_SLICES		(1u << BUDDY_SLICES_LOG)
+#define BUDDY_ANY_SLICE		(-1)	/* no preference: the smallest fitting block */
 
 /* Block map entry: 0 = no block starts at this granule, else (state << 6) | order. */
 enum block_state {
@@ -27,9 +39,15 @@ struct buddy {
 	unsigned int min_order, max_order;
 	unsigned char *block_map;	/* size >> min_order entries, out of band */
 	uint64_t link_key;		/* free-list links are stored XORed with it */
-	/* Under the lock, on lines of their own (no false sharing with the above). */
-	uint64_t nonempty __attribute__((aligned(64))); /* bit k: list of order k not empty */
-	size_t free_head[BUDDY_ORDERS];	/* offset + 1 of the first free block; 0: empty */
+	unsigned int slice_order;	/* a slice is 1 << slice_order bytes */
+	unsigned int nslices;		/* 1 << (max_order - slice_order) */
+	/*
+	 * Under the lock, on lines of their own (no false sharing with the
+	 * above). A free block is on the list of its order and of the slice
+	 * it starts in.
+	 */
+	uint64_t nonempty[BUDDY_SLICES] __attribute__((aligned(64))); /* bit k: order k */
+	size_t free_head[BUDDY_ORDERS][BUDDY_SLICES]; /* offset + 1 of the first; 0: empty */
 	size_t bytes_out;		/* bytes in blocks that are not free */
 };
 
@@ -40,8 +58,13 @@ static inline size_t buddy_map_entries(size_t size, unsigned int min_order)
 
 void buddy_init(struct buddy *b, void *base, size_t size, unsigned int min_order,
 		unsigned char *block_map, uint64_t link_key);
-/* A zero-filled block of 1 << order bytes marked BLOCK_USED, or NULL. */
-void *buddy_alloc(struct buddy *b, unsigned int order);
+/*
+ * A zero-filled block of 1 << order bytes marked BLOCK_USED, or NULL. With
+ * a slice (0 .. BUDDY_SLICES - 1, taken modulo the region's slices), from
+ * that slice only; with BUDDY_ANY_SLICE, the smallest free block that fits,
+ * from any slice.
+ */
+void *buddy_alloc(struct buddy *b, unsigned int order, int slice);
 /* Give back a block whose bytes are all zero; merges with free buddies. */
 void buddy_free(struct buddy *b, void *p, unsigned int order);
 

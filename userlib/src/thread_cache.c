@@ -17,6 +17,35 @@ static struct thread_cache *registry;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static unsigned int bin_limit[CACHE_BINS];
+/* Under registry_lock; live_caches is also read without it, by refills. */
+static unsigned int slice_users[BUDDY_SLICES];
+static unsigned int live_caches;
+
+/* A new cache takes the slice fewest others use; the lowest of those. */
+static void slice_join(struct thread_cache *tc)
+{
+	unsigned int i, best = 0;
+
+	for (i = 1; i < BUDDY_SLICES; i++)
+		if (slice_users[i] < slice_users[best])
+			best = i;
+	tc->slice = best;
+	slice_users[best]++;
+	__atomic_store_n(&live_caches, live_caches + 1, __ATOMIC_RELAXED);
+}
+
+static void slice_leave(struct thread_cache *tc)
+{
+	slice_users[tc->slice]--;
+	__atomic_store_n(&live_caches, live_caches - 1, __ATOMIC_RELAXED);
+}
+
+int thread_cache_slice(const struct thread_cache *tc)
+{
+	if (!tc || __atomic_load_n(&live_caches, __ATOMIC_RELAXED) < 2)
+		return BUDDY_ANY_SLICE;
+	return (int)tc->slice;
+}
 
 void thread_cache_registry_lock(void)
 {
@@ -112,6 +141,7 @@ int thread_cache_flush_all(struct thread_cache *tc)
 
 static void registry_remove(struct thread_cache *tc)
 {
+	slice_leave(tc);
 	if (tc->prev)
 		tc->prev->next = tc->next;
 	else
@@ -162,6 +192,7 @@ struct thread_cache *thread_cache_attach(void)
 		if (registry)
 			registry->prev = tc;
 		registry = tc;
+		slice_join(tc);
 		thread_cache_current = tc;
 	}
 	/* A cache from before a done()/init() holds nothing of the new arenas. */
@@ -178,7 +209,8 @@ int thread_cache_refill(struct thread_cache *tc, struct cache_bin *bin, unsigned
 	size_t got = 0, i;
 	struct arena *a;
 
-	a = arenas_take(order, blocks, bin->limit / 2, &got, &tc->home, BLOCK_CACHED);
+	a = arenas_take(order, blocks, bin->limit / 2, &got, &tc->home, BLOCK_CACHED,
+			thread_cache_slice(tc));
 	if (!a)
 		return 0;
 	/* Reversed, so that the lowest address is handed out first. */

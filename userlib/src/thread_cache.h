@@ -22,6 +22,13 @@
  * secarena_malloc() and secarena_free(); everything else goes through the
  * slow paths in api.c.
  *
+ * Refills come from a slice of the arena that is the thread's own (see
+ * buddy.h) as soon as a second thread has a cache: blocks that threads get
+ * from the common free lists would otherwise lie next to each other's, and
+ * every malloc and free would write a data or block-map cache line that the
+ * other thread writes too. A thread alone takes the smallest fitting
+ * blocks anywhere, which keeps the arena compact for large blocks.
+ *
  * Every cache is on a registry so that used() can add up the per-thread
  * in-use counters, done() can empty them all, and a fork child can give back
  * what the threads that did not follow it into the child had cached.
@@ -58,6 +65,7 @@ struct thread_cache {
 	size_t max_size;		/* the largest block a bin holds; 0: none */
 	long long used;			/* in_use change by this thread; atomic, one writer */
 	size_t home;			/* arena index to refill from */
+	unsigned int slice;		/* buddy slice to refill from; the least used at attach */
 	struct thread_cache *next, *prev; /* registry */
 	struct cache_bin bin[CACHE_BINS];
 };
@@ -119,6 +127,9 @@ static inline unsigned int thread_cache_order(const struct thread_cache *tc, siz
 
 	return (unsigned int)(64 - __builtin_clzll((unsigned long long)n));
 }
+
+/* The buddy slice a thread takes blocks from (BUDDY_ANY_SLICE if alone or cacheless). */
+int thread_cache_slice(const struct thread_cache *tc);
 
 /* Refill an empty bin from the arenas; 0 if they have no block of the order. */
 int thread_cache_refill(struct thread_cache *tc, struct cache_bin *bin, unsigned int order);

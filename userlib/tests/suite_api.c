@@ -690,7 +690,7 @@ static void corrupt_metadata(void *arg)
 		secarena_free(c->b);
 		break;
 	default:	/* a free-list head in the arena structure */
-		bd->free_head[13] += 8192;
+		bd->free_head[13][0] += 8192;
 		secarena_malloc(8192);
 		break;
 	}

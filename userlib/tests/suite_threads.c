@@ -216,6 +216,126 @@ TEST(threads, used_counts_across_threads)
 	return 0;
 }
 
+#define SLICE_BLOCKS 200
+
+struct slice_arg {
+	pthread_barrier_t *ready;	/* both threads have a cache before either refills */
+	unsigned char *p[SLICE_BLOCKS];
+	unsigned int slice;
+};
+
+static void *alloc_in_slice(void *argp)
+{
+	struct slice_arg *arg = argp;
+	int i;
+
+	secarena_free(secarena_malloc(16));	/* attach this thread's cache */
+	pthread_barrier_wait(arg->ready);
+	arg->slice = thread_cache_current->slice;
+	for (i = 0; i < SLICE_BLOCKS; i++) {
+		arg->p[i] = secarena_malloc((size_t)16 << (i % 5));	/* 16 .. 256 */
+		if (!arg->p[i])
+			return (void *)1;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads on one arena get their blocks from slices of their own: no
+ * 64-byte line of data and no line of the block map holds blocks of both,
+ * so their malloc and free write no common cache line.
+ */
+TEST(threads, two_threads_take_blocks_from_slices_of_their_own)
+{
+	struct secarena_options opt = { .arena_size = 1 << 20, .max_arenas = 1 };
+	struct slice_arg arg[2];
+	pthread_barrier_t ready;
+	struct buddy *bd;
+	pthread_t t[2];
+	void *ret;
+	int i, j, k;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	bd = &allocator.arena[0]->buddy;
+	CHECK_EQ(pthread_barrier_init(&ready, NULL, 2), 0);
+	for (k = 0; k < 2; k++) {
+		arg[k].ready = &ready;
+		CHECK_EQ(pthread_create(&t[k], NULL, alloc_in_slice, &arg[k]), 0);
+	}
+	for (k = 0; k < 2; k++) {
+		CHECK_EQ(pthread_join(t[k], &ret), 0);
+		CHECK(ret == NULL);
+	}
+	pthread_barrier_destroy(&ready);
+	CHECK(arg[0].slice != arg[1].slice);
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < SLICE_BLOCKS; i++)
+			CHECK_EQ((size_t)(arg[k].p[i] - bd->base) >> bd->slice_order,
+				 arg[k].slice);
+	for (i = 0; i < SLICE_BLOCKS; i++)
+		for (j = 0; j < SLICE_BLOCKS; j++) {
+			size_t a = (size_t)(arg[0].p[i] - bd->base);
+			size_t b = (size_t)(arg[1].p[j] - bd->base);
+
+			CHECK(a / 64 != b / 64);
+			CHECK(a >> bd->min_order >> 6 != b >> bd->min_order >> 6);
+		}
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < SLICE_BLOCKS; i++)
+			secarena_free(arg[k].p[i]);
+	CHECK_EQ(secarena_used(), 0);
+	buddy_check(bd);
+	return 0;
+}
+
+struct fill_arg {
+	void *p[64];
+	size_t n;
+	unsigned int slice;
+};
+
+static void *fill_arena(void *argp)
+{
+	struct fill_arg *arg = argp;
+
+	while (arg->n < 64 && (arg->p[arg->n] = secarena_malloc(1024)) != NULL)
+		arg->n++;
+	arg->slice = thread_cache_current->slice;
+	return NULL;
+}
+
+/* A thread whose slice is full takes blocks from the others: nothing fits less. */
+TEST(threads, a_full_slice_borrows_from_the_others)
+{
+	struct secarena_options opt = { .arena_size = 1 << 16, .max_arenas = 1,
+					.flags = SECARENA_F_NO_THREAD_CACHE };
+	struct fill_arg arg = { .n = 0 };
+	struct buddy *bd;
+	unsigned char *mine;
+	pthread_t t;
+	size_t i;
+
+	CHECK_EQ(secarena_init_ex(&opt, NULL), 0);
+	bd = &allocator.arena[0]->buddy;
+	mine = secarena_malloc(1024);	/* the main thread holds a block of its slice */
+	CHECK(mine != NULL);
+	CHECK_EQ(pthread_create(&t, NULL, fill_arena, &arg), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK(arg.slice != thread_cache_current->slice);
+	/* 64 KiB in 1 KiB blocks, less the main thread's: every one was handed out. */
+	CHECK_EQ(arg.n, 63);
+	/* The first eight filled the thread's own 8 KiB slice. */
+	for (i = 0; i < 8; i++)
+		CHECK_EQ((size_t)((unsigned char *)arg.p[i] - bd->base) >> bd->slice_order,
+			 arg.slice);
+	for (i = 0; i < arg.n; i++)
+		secarena_free(arg.p[i]);
+	secarena_free(mine);
+	CHECK_EQ(secarena_used(), 0);
+	buddy_check(bd);
+	return 0;
+}
+
 #define GROW_BLOCKS 24
 static pthread_barrier_t grow_barrier;
 
