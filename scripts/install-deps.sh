@@ -44,16 +44,21 @@ if [ -n "$missing" ]; then
 	apt_get install -y -qq --no-install-recommends $missing
 fi
 
-# Debian's nginx for the live leak scans. Its package would start a
-# server on port 80: policy-rc.d keeps the service down while it installs.
-if ! command -v nginx >/dev/null 2>&1; then
+# Debian's nginx and HAProxy for the live leak scans and the benchmark.
+# Their packages would start servers (nginx on port 80): policy-rc.d
+# keeps the services down while they install.
+servers=""
+command -v nginx >/dev/null 2>&1 || servers="$servers nginx"
+command -v haproxy >/dev/null 2>&1 || servers="$servers haproxy"
+if [ -n "$servers" ]; then
 	own_policy=0
 	if [ ! -e /usr/sbin/policy-rc.d ]; then
 		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
 		chmod +x /usr/sbin/policy-rc.d
 		own_policy=1
 	fi
-	apt_get install -y -qq --no-install-recommends nginx
+	# shellcheck disable=SC2086
+	apt_get install -y -qq --no-install-recommends $servers
 	[ "$own_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
 fi
 

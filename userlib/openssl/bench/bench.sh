@@ -23,7 +23,11 @@
 # resumption); and new TLS 1.3 connections per second to Debian's nginx
 # (two workers, RSA-2048) from two openssl s_time clients at once, each
 # connection a full handshake and one request, with the server's group
-# X25519, and on 3.5 also X25519MLKEM768. The four builds take turns in
+# X25519, and on 3.5 also X25519MLKEM768; and new TLS 1.2 and 1.3
+# connections per second to Debian's HAProxy (one worker process of two
+# threads, nbthread 2: many threads on one process's keys and arena), with
+# an RSA-2048 and with a P-256 certificate, from two s_time clients at once.
+# The four builds take turns in
 # every round (ROUNDS, default 5; SECONDS per measurement, default 3), so
 # drift of the machine hits them alike; the table gives each one's median
 # and its ratio to stock. Nothing here is a pass/fail test: it prints
@@ -51,6 +55,7 @@ case $rounds$secs in *[!0-9]*) die "ROUNDS and SECONDS are whole numbers" ;; esa
 [ -f "$shim" ] && [ -x "$hsb" ] || die "run make -C userlib/openssl first"
 command -v openssl >/dev/null || die "Debian's openssl is not installed"
 command -v nginx >/dev/null || die "Debian's nginx is not installed"
+command -v haproxy >/dev/null || die "Debian's haproxy is not installed (scripts/install-deps.sh)"
 case $(openssl version) in "OpenSSL $branch".*) ;; *) die "BENCH_BRANCH=$branch, but the system has $(openssl version)" ;; esac
 
 if [ -n "${BENCH_BACKEND:-}" ]; then
@@ -65,6 +70,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=bench -days 2 \
 	-keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null || die "cannot make a key"
+# HAProxy reads the certificate and its key from one file.
+cat "$tmp/cert.pem" "$tmp/key.pem" >"$tmp/rsa2048.pem"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=bench -days 2 \
+	-keyout "$tmp/p256.key" -out "$tmp/p256.crt" 2>/dev/null || die "cannot make a P-256 key"
+cat "$tmp/p256.crt" "$tmp/p256.key" >"$tmp/p256.pem"
 
 configs="stock stock+secheap patched-off patched+arena"
 env_of() { # the environment a build runs with
@@ -107,6 +117,22 @@ hs() { # handshakes/s
 		awk '$5 == "per_second" { print $6; f = 1 } END { exit !f }'
 }
 
+# s_time_pair PORT TLS: two s_time clients at once for SECS seconds; the
+# new connections per second of both together, over the wall time.
+s_time_pair() {
+	local t0 t1 a b
+	t0=$(date +%s.%N)
+	openssl s_time -connect "127.0.0.1:$1" -new "-tls${2/./_}" -www / -time "$secs" >"$tmp/st1" 2>&1 &
+	a=$!
+	openssl s_time -connect "127.0.0.1:$1" -new "-tls${2/./_}" -www / -time "$secs" >"$tmp/st2" 2>&1
+	b=$?
+	wait "$a" || b=1
+	t1=$(date +%s.%N)
+	[ "$b" = 0 ] || return 1
+	awk -v t="$t0 $t1" '/connections in [0-9.]+s;/ { c += $1; f++ }
+		END { split(t, w, " "); if (f != 2) exit 1; printf "%.1f\n", c / (w[2] - w[1]) }' "$tmp/st1" "$tmp/st2"
+}
+
 # nginx CONFIG GROUP: new TLS 1.3 connections/s, two s_time clients at once.
 port=${BENCH_PORT:-18643}
 nginx_start() { # nginx_start CONFIG GROUP
@@ -128,7 +154,7 @@ nginx_stop() {
 	true
 }
 nginx_rate() {
-	local t0 t1 a b
+	local b
 	nginx_start "$1" "$2" || { nginx_stop; return 1; }
 	# The group the server chose, from a client that offers both (3.5's
 	# default list): s_client names a hybrid group "Negotiated TLS1.3
@@ -139,17 +165,28 @@ nginx_rate() {
 		nginx_stop
 		return 1
 	fi
-	t0=$(date +%s.%N)
-	openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -www / -time "$secs" >"$tmp/st1" 2>&1 &
-	a=$!
-	openssl s_time -connect "127.0.0.1:$port" -new -tls1_3 -www / -time "$secs" >"$tmp/st2" 2>&1
-	b=$?
-	wait "$a" || b=1
-	t1=$(date +%s.%N)
+	s_time_pair "$port" 1.3 || b=1
 	nginx_stop
-	[ "$b" = 0 ] || return 1
-	awk -v t="$t0 $t1" '/connections in [0-9.]+s;/ { c += $1; f++ }
-		END { split(t, w, " "); if (f != 2) exit 1; printf "%.1f\n", c / (w[2] - w[1]) }' "$tmp/st1" "$tmp/st2"
+	return "${b:-0}"
+}
+
+# haproxy_rate CONFIG KEY TLS: new connections/s to HAProxy (nbthread 2).
+haproxy_rate() {
+	local hap i rc=0
+	mkdir -p "$tmp/haproxy"
+	sed -e "s|@OUT@|$tmp/haproxy|g" -e "s|@PORT@|$port|g" -e "s|@PEM@|$tmp/$2.pem|g" \
+		-e "s|@TLS@|$3|g" -e "s|@EXTRA@||" -e "s|@GLOBAL@||" "$ossl/tests/haproxy.cfg.in" >"$tmp/haproxy/haproxy.cfg"
+	env $(env_of "$1") haproxy -W -db -f "$tmp/haproxy/haproxy.cfg" >"$tmp/haproxy/log" 2>&1 &
+	hap=$!
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		sleep 0.1
+	done
+	s_time_pair "$port" "$3" || rc=1
+	kill "$hap" 2>/dev/null
+	wait "$hap" 2>/dev/null
+	pkill -f "haproxy -W -db -f $tmp/haproxy/haproxy.cfg" 2>/dev/null
+	return $rc
 }
 
 : >"$tmp/results"
@@ -180,6 +217,13 @@ for r in $(seq 1 "$rounds"); do
 		for g in $groups; do
 			v=$(nginx_rate "$c" "$g") || die "$c: nginx with $g: s_time failed ($(tail -n 1 "$tmp/st1" 2>/dev/null))"
 			echo "nginx-$g-conn/s $c $v" >>"$tmp/results"
+		done
+		for k in rsa2048 p256; do
+			for t in 1.2 1.3; do
+				v=$(haproxy_rate "$c" "$k" "$t") ||
+					die "$c: haproxy $k TLS $t: s_time failed ($(tail -n 1 "$tmp/st1" 2>/dev/null); $(tail -n 1 "$tmp/haproxy/log"))"
+				echo "haproxy-$k-tls$t-conn/s $c $v" >>"$tmp/results"
+			done
 		done
 	done
 done

@@ -5,7 +5,8 @@
 #
 # Live servers after real handshakes, read from outside by tools/leakscan.
 # For each server (s_server: openssl s_server; nginx: Debian's nginx, master
-# and two workers; key_holder: tests/key_holder.c, which loads the key and
+# and two workers; haproxy: Debian's HAProxy, master and one worker of two
+# threads that share the key; key_holder: tests/key_holder.c, which loads the key and
 # uses it once, for the keys no server certificate carries; legacy_rsa: the
 # same with the RSA-2048 key read through the OpenSSL 1.1 API, so that its
 # first use exports it to the provider), key and TLS
@@ -17,7 +18,7 @@
 #                   (it is readable) count apart from the normal heap's
 #   secarena        the patched build (LD_LIBRARY_PATH) with OPENSSL_SECARENA
 #                   on BACKEND (device in the VM, memfd_secret on a host)
-# it starts the server, makes 10 requests (curl for nginx, s_client for
+# it starts the server, makes 10 requests (curl for nginx and HAProxy, s_client for
 # s_server) whose clients write the TLS secrets to a key log (SSLKEYLOGFILE,
 # -keylogfile), scans every server process for the key and for those secrets
 # (leakscan --keylog: TLS 1.2 master secrets, TLS 1.3 handshake, traffic and
@@ -45,10 +46,18 @@
 # mlkem768, mlkem1024) and SLH-DSA (slhdsa128s: SHA2-128s, slhdsa256f:
 # SHAKE-256f) have no TLS certificate use and run in key_holder.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
+# LIVE_SCAN_HAPROXY_KEYS=LIST: the keys HAProxy serves (default rsa2048,p256,
+# the certificates a HAProxy TLS terminator has): its key handling is the
+# same OpenSSL calls as nginx's, which serves every key type; what HAProxy
+# adds is two threads on one process's keys and arena. HAProxy runs with
+# tune.ssl.cachesize 0: its own session cache keeps every session's master
+# secret in shared memory of its own, out of OpenSSL's reach (openssl.rst);
+# LIVE_SCAN_HAPROXY_GLOBAL= (empty) runs it with the cache, and then the
+# TLS 1.2 scans find those secrets.
 # LIVE_SCAN_GROUPS=LIST: the only key exchange groups of the TLS 1.3 runs,
 # e.g. X25519MLKEM768, on both ends: the clients offer only them (s_client
 # -groups, curl --curves) and the servers accept only them (s_server
-# -groups, nginx ssl_ecdh_curve), so that a group a server does not enable
+# -groups, nginx ssl_ecdh_curve, HAProxy curves), so that a group a server does not enable
 # by default (pure MLKEM768) is served too, and a handshake succeeds only
 # with one of them.
 set -uo pipefail
@@ -58,7 +67,7 @@ top=$(cd "$here/../../.." && pwd)
 out=${1:?usage: live-scan.sh OUT BACKEND CONFIGS [SERVERS] [KEYS]}
 backend=${2:?backend}
 configs=${3:-stock,stock-secheap,secarena}
-servers=${4:-s_server,nginx,key_holder,legacy_rsa,ticket_server}
+servers=${4:-s_server,nginx,haproxy,key_holder,legacy_rsa,ticket_server}
 keys=${5:-rsa2048,rsa3072,rsa4096,rsa3p3072,p256,p384,ed25519,ed448,dsa2048,dh2048,x25519,x448}
 install=${OPENSSL_INSTALL:-$top/build/openssl/install}
 leakscan=$top/tools/leakscan/build/leakscan
@@ -67,6 +76,7 @@ holder=$top/userlib/openssl/build/key_holder
 ticket_server=$top/userlib/openssl/build/ticket_server
 extra_secrets=()
 port=${LIVE_SCAN_PORT:-18443}
+haproxy_keys=${LIVE_SCAN_HAPROXY_KEYS:-rsa2048,p256}
 requests=${LIVE_SCAN_REQUESTS:-10}
 
 n=0
@@ -76,11 +86,15 @@ tap() { # tap ok|not-ok NAME [DETAIL]
 }
 finish() { echo "1..$n"; exit 0; }
 
-mkdir -p "$out/keys" "$out/nginx/tmp" "$out/logs"
+mkdir -p "$out/keys" "$out/nginx/tmp" "$out/haproxy" "$out/logs"
 for f in "$leakscan" "$shim" "$holder" "$ticket_server" "$install/lib/libcrypto.so.3"; do
 	[ -e "$f" ] || { tap not-ok "live scan prerequisites" "missing $f"; finish; }
 done
 command -v nginx >/dev/null || { tap not-ok "live scan prerequisites" "no nginx"; finish; }
+if [[ ",$servers," == *,haproxy,* ]] && ! command -v haproxy >/dev/null; then
+	tap not-ok "live scan prerequisites" "no haproxy (scripts/install-deps.sh installs it)"
+	finish
+fi
 printf 'server\tconfig\tkey\ttls\tprocess\twhole\tpieces\tpem\tder\tarena_regions\treadable\ttls_secrets\ttls_keys\n' \
 	>"$out/leaks.tsv"
 
@@ -163,6 +177,16 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 			-key "$k.key" -cert "$k.crt" "-tls${tls/./_}" $(groups_args s_client "$tls") \
 			>"$out/logs/$server-$config-$key-$tls.log" 2>&1 &
 		srv=$!
+	elif [ "$server" = haproxy ]; then
+		cat "$k.crt" "$k.key" >"$out/haproxy/$key.pem"
+		sed -e "s|@OUT@|$out/haproxy|g" -e "s|@PORT@|$port|g" -e "s|@PEM@|$out/haproxy/$key.pem|g" \
+			-e "s|@TLS@|$tls|g" -e "s|@EXTRA@|$(groups_args haproxy "$tls")|" -e "s|@GLOBAL@|${LIVE_SCAN_HAPROXY_GLOBAL-tune.ssl.cachesize 0}|" \
+			"$here/haproxy.cfg.in" >"$out/haproxy/haproxy.cfg"
+		# -W: master-worker; -db: in the foreground, so $srv is the master.
+		# shellcheck disable=SC2046
+		env $(config_env "$config") haproxy -W -db -f "$out/haproxy/haproxy.cfg" \
+			>"$out/logs/$server-$config-$key-$tls.log" 2>&1 &
+		srv=$!
 	else
 		sed -e "s|@OUT@|$out/nginx|g" -e "s|@PORT@|$port|g" -e "s|@KEY@|$k.key|g" \
 			-e "s|@CRT@|$k.crt|g" -e "s|@TLS@|TLSv$tls|g" \
@@ -174,7 +198,7 @@ start_server() { # start_server SERVER CONFIG KEY TLS -> pids in $pids
 		srv=$!
 	fi
 	wait_port || return 1
-	if [ "$server" = nginx ]; then
+	if [ "$server" = nginx ] || [ "$server" = haproxy ]; then
 		sleep 0.3
 		pids="$srv $(pgrep -P "$srv" | tr '\n' ' ')"
 	else
@@ -187,6 +211,7 @@ stop_server() {
 	wait "$srv" 2>/dev/null
 	# nginx workers exit with the master; never leave one on the port.
 	pkill -f "nginx -c $out/nginx/nginx.conf" 2>/dev/null
+	pkill -f "haproxy -W -db -f $out/haproxy/haproxy.cfg" 2>/dev/null
 	true
 }
 
@@ -197,6 +222,7 @@ groups_args() { # groups_args s_client|curl|nginx TLS
 	case $1 in
 	curl) echo "--curves $LIVE_SCAN_GROUPS" ;;
 	nginx) echo "ssl_ecdh_curve $LIVE_SCAN_GROUPS;" ;;
+	haproxy) echo "curves $LIVE_SCAN_GROUPS" ;;
 	*) echo "-groups $LIVE_SCAN_GROUPS" ;;
 	esac
 }
@@ -206,7 +232,7 @@ requests() { # requests SERVER TLS KEYLOG: 0 if every request succeeded
 	rm -f "$keylog"
 	case $server in key_holder | legacy_rsa) return 0 ;; esac
 	for i in $(seq "$requests"); do
-		if [ "$server" = nginx ]; then
+		if [ "$server" = nginx ] || [ "$server" = haproxy ]; then
 			# shellcheck disable=SC2046 # groups_args is a list of words
 			SSLKEYLOGFILE=$keylog curl -sk --max-time 20 "--tlsv$tls" --tls-max "$tls" \
 				$(groups_args curl "$tls") "https://127.0.0.1:$port/" | grep -q '^secarena live scan$' && ok=$((ok + 1))
@@ -264,6 +290,7 @@ scan_pids() {
 		case $role in
 		"nginx: master"*) role=master ;;
 		"nginx: worker"*) role=worker-$p ;;
+		haproxy*) [ "$p" = "$srv" ] && role=master || role=worker-$p ;;
 		*) role=$server ;;
 		esac
 		# OpenSSL's secure heap, where the shim says it is: its
@@ -340,6 +367,7 @@ for key in ${keys//,/ }; do
 			versions=-
 		else
 			tls_key "$key" || continue
+			[ "$server" = haproxy ] && [[ ",$haproxy_keys," != *,$key,* ]] && continue
 			versions=$(tls_versions "$key")
 		fi
 		for tls in $versions; do

@@ -13,7 +13,7 @@
 #  3. OpenSSL's own "make test" with the arena on (OPENSSL_SECARENA, the
 #     memfd_secret backend): every test file is one result. test_secmem
 #     switches the heap on itself, so it runs without the variable.
-#  4. live-scan.sh: s_server and nginx, stock / stock + secure heap /
+#  4. live-scan.sh: s_server, nginx and HAProxy, stock / stock + secure heap /
 #     secarena, six key types, TLS 1.2 and 1.3.
 #  5. arena-full.sh: signing with the arena nearly full, and nginx with
 #     more connections than its arena holds.
@@ -35,7 +35,7 @@
 #     watched while they run (d, its hash, the kdk, the synthetic message,
 #     the CRT parts).
 #  7. 3.5 only: live-scan.sh inside the Debian 13 root (scripts/in-root.sh):
-#     Debian 13's own nginx and openssl s_server on the patched build, and
+#     Debian 13's own nginx, HAProxy and openssl s_server on the patched build, and
 #     stock (with and without its secure heap) as the control, TLS 1.3
 #     with only X25519MLKEM768 on both ends (and in more runs only X25519,
 #     only the pure MLKEM768), with ML-DSA certificates among the classic
@@ -488,7 +488,7 @@ if [ "$branch" = 3.5 ]; then
 			LIVE_SCAN_GROUPS=$g OPENSSL_INSTALL=$inst \
 				IN_ROOT_ENV="LIVE_SCAN_GROUPS OPENSSL_INSTALL" "$top/scripts/in-root.sh" "$root" \
 				"$here/live-scan.sh" "$B/live-scan-trixie-$g" memfd_secret stock,stock-secheap,secarena \
-				s_server,nginx,key_holder "$keys" >"$B/logs/live-scan-trixie-$g.tap" 2>"$B/logs/live-scan-trixie-$g.err"
+				s_server,nginx,haproxy,key_holder "$keys" >"$B/logs/live-scan-trixie-$g.tap" 2>"$B/logs/live-scan-trixie-$g.err"
 			import_tap "live scan (Debian 13 root, $g)" "$B/logs/live-scan-trixie-$g.tap"
 		done
 	else

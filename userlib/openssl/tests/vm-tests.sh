@@ -7,7 +7,8 @@
 # the guest's release picks the series, as a server's would: a Debian 13
 # root (trixie's 6.12 and 7.x kernels) runs the 3.5 build with Debian 13's
 # nginx and openssl, a Debian 12 root the 3.0 build.
-#  1. live-scan.sh with the device backend (strict): s_server and nginx,
+#  1. live-scan.sh with the device backend (strict): s_server, nginx and
+#     HAProxy (two threads),
 #     six key types, TLS 1.2 and 1.3: 0 hits outside the arena in every
 #     process, the arena unreadable. On 3.5 also the post-quantum keys: an
 #     ML-DSA-65 certificate (TLS 1.3), ML-KEM-768 and SLH-DSA in key_holder.
