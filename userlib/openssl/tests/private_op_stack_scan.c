@@ -20,7 +20,10 @@
  * private value becomes a pattern too), and the raw RSA operation, ROUNDS
  * times each, and scans every writable mapping for the
  * patterns: the stack line must count 0 on the patched build. Stock OpenSSL
- * is the control.
+ * is counted, and the control is the scanner's own: after the operations
+ * the thread leaves 48 random bytes in a dead frame 8 KiB down its stack
+ * (below where a signal frame lands), the pattern "control residue", which
+ * the scan must find on the stack in every run, stock and patched alike.
  *
  * Link with -Wl,-z,now (inprocess_scan.h says why).
  */
@@ -31,6 +34,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <pthread.h>
 #include <signal.h>
@@ -329,6 +333,25 @@ static size_t depth_written(void)
     return 0;
 }
 
+/*
+ * The control: RESIDUE_LEN random bytes that only the operations thread's
+ * stack holds once main() has made them a pattern and wiped its own copy.
+ */
+#define RESIDUE_LEN 48
+#define RESIDUE_DEPTH 8192
+static unsigned char residue[RESIDUE_LEN];
+
+static __attribute__((noinline)) void leave_residue(void)
+{
+    volatile unsigned char area[RESIDUE_DEPTH];
+    size_t i;
+
+    /* The lowest addresses of the frame: the deepest, past a signal frame. */
+    for (i = 0; i < RESIDUE_LEN; i++)
+        area[i] = residue[i];
+    __asm__ __volatile__("" : : "r"(area) : "memory");
+}
+
 struct job {
     EVP_PKEY *pkey, *peer, *eph[ROUNDS];
     const BIGNUM *in;
@@ -374,6 +397,7 @@ static void *operations(void *arg)
     }
     j->ok = ok;
     j->depth = depth_written();
+    leave_residue();
     /*
      * A signal now, as a server gets them (SIGCHLD, SIGALRM, its own):
      * the kernel saves every register, the vector registers included, in
@@ -426,6 +450,10 @@ int main(int argc, char **argv)
     if (exchange)
         peer = keygen_like(pkey);
 
+    if (RAND_bytes(residue, sizeof(residue)) != 1)
+        return 2;
+    pattern_add("control residue", residue, sizeof(residue));
+
     signal(SIGUSR1, on_signal);
     job.pkey = pkey;
     job.peer = peer;
@@ -439,6 +467,8 @@ int main(int argc, char **argv)
     if (pthread_create(&t, NULL, operations, &job) != 0)
         return 2;
     pthread_barrier_wait(&job.done);
+    /* Now only the thread's dead frame holds it. */
+    OPENSSL_cleanse(residue, sizeof(residue));
     if (pthread_getattr_np(t, &attr) != 0 || pthread_attr_getstack(&attr, &stack, &stack_size) != 0)
         return 2;
     for (i = 0; i < ROUNDS; i++)
