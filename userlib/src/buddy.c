@@ -174,13 +174,14 @@ void *buddy_alloc(struct buddy *b, unsigned int order, int slice)
 	if (order < b->min_order || order > b->max_order)
 		return NULL;
 	if (slice != BUDDY_ANY_SLICE) {
-		s = (unsigned int)slice & (b->nslices - 1);
-		candidates = orders_holding(b, s) >> order;
+		unsigned int want = (unsigned int)slice & (b->nslices - 1);
+
+		candidates = orders_holding(b, want) >> order;
 		if (!candidates)
 			return NULL;
 		k = order + (unsigned int)__builtin_ctzll(candidates);
-		s = holder_slice(b, k, s);
-		target = (size_t)((unsigned int)slice & (b->nslices - 1)) << b->slice_order;
+		s = holder_slice(b, k, want);
+		target = (size_t)want << b->slice_order;
 	} else {
 		/*
 		 * Anywhere: the smallest order first, then the highest slice
