@@ -47,7 +47,8 @@
 # SHAKE-256f) have no TLS certificate use and run in key_holder.
 # CONFIGS, SERVERS, KEYS: comma-separated subsets (default: all).
 # LIVE_SCAN_HAPROXY_KEYS=LIST: the keys HAProxy serves (default rsa2048,p256,
-# the certificates a HAProxy TLS terminator has): its key handling is the
+# the certificates a HAProxy TLS terminator has, those of them in KEYS; a
+# list given here must name TLS keys of KEYS): its key handling is the
 # same OpenSSL calls as nginx's, which serves every key type; what HAProxy
 # adds is two threads on one process's keys and arena. HAProxy runs with
 # tune.ssl.cachesize 0: its own session cache keeps every session's master
@@ -354,6 +355,19 @@ report() {
 			tap not-ok "$name: scanned" "$bad" ;;
 	esac
 }
+
+# A list given by hand names TLS keys of this run: an entry HAProxy could
+# not serve would otherwise be left out without a word. (The default list
+# is cut down to the run's keys on purpose.)
+if [ -n "${LIVE_SCAN_HAPROXY_KEYS:-}" ] && [[ ",$servers," == *,haproxy,* ]]; then
+	for key in ${haproxy_keys//,/ }; do
+		if [[ ",$keys," != *,$key,* ]]; then
+			tap not-ok "LIVE_SCAN_HAPROXY_KEYS: $key" "not one of this run's keys ($keys)"
+		elif ! tls_key "$key"; then
+			tap not-ok "LIVE_SCAN_HAPROXY_KEYS: $key" "not a key a TLS server can have"
+		fi
+	done
+fi
 
 for key in ${keys//,/ }; do
 	genkey "$key" || { tap not-ok "key $key generated"; continue; }
