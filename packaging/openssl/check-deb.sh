@@ -222,13 +222,30 @@ if [ "${SECARENA_DEB_LINTIAN:-1}" = 1 ]; then
 	for k in E W I P; do
 		info "lintian $k: ours $(grep -c "^$k:" "$C/lintian-ours.txt" || true), Debian's $(grep -c "^$k:" "$C/lintian-debian.txt" || true)"
 	done
-	# udebs are not in Debian's comparison set: their tags are listed apart.
+	# udebs are not in Debian's comparison set (not in the main archive).
 	norm <"$C/lintian-ours.txt" >"$C/l-ours"
 	norm <"$C/lintian-debian.txt" >"$C/l-debian"
-	comm -23 "$C/l-ours" "$C/l-debian" >"$C/lintian-new.txt"
+	comm -23 "$C/l-ours" "$C/l-debian" >"$C/l-new"
 	comm -12 "$C/l-ours" "$C/l-debian" >"$C/lintian-preexisting.txt"
+	# A udeb's tag that Debian's regular package of the same library has,
+	# on a file of the same name (libssl3-udeb's usr/lib/libssl.so.3 and
+	# libssl3t64's usr/lib/x86_64-linux-gnu/libssl.so.3): Debian's, not new.
+	: >"$C/lintian-new.txt"
+	: >"$C/lintian-udeb-as-debian.txt"
+	awk 'function key(line,   t, f) {
+		t = line; sub(/^[A-Z]: [^:]*: /, "", t); f = t
+		sub(/ \[.*$/, "", t)
+		if (!match(f, /\[[^]]*\]$/)) return ""
+		f = substr(f, RSTART + 1, RLENGTH - 2); sub(/:[0-9]+$/, "", f); sub(/.*\//, "", f)
+		return substr(line, 1, 1) " " t " " f
+	}
+	FNR == NR { if ($2 !~ /-udeb$/) deb[key($0)] = 1; next }
+	{ k = key($0); out = ($2 ~ /-udeb$/ && k != "" && (k in deb)) ? udeb : new; print >out }' \
+		udeb="$C/lintian-udeb-as-debian.txt" new="$C/lintian-new.txt" "$C/l-debian" "$C/l-new"
 	echo "lintian tags of ours that Debian's own packages of $refver do not have:"
 	sed 's/^/      /' "$C/lintian-new.txt"
+	echo "lintian tags of our udebs that Debian's regular package of the same file has:"
+	sed 's/^/      /' "$C/lintian-udeb-as-debian.txt"
 	echo "lintian tags Debian's own packages have too: $(wc -l <"$C/lintian-preexisting.txt") ($C/lintian-preexisting.txt)"
 	sed 's/^/      /' "$C/lintian-preexisting.txt"
 	if grep -q '^E:' "$C/lintian-new.txt"; then fail "lintian: new errors"; else pass "lintian: no new error"; fi
