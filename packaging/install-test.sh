@@ -17,7 +17,9 @@
 # Each boot has INSTALL_TEST_TIMEOUT seconds (default 2400: under TCG the
 # DKMS build in the guest takes most of the first boot's 20 minutes).
 # TAP in OUT/results.tap, logs beside it; exit 0 when every test passed.
-# INSTALL_TEST_UPGRADE=0 leaves out step 2.
+# INSTALL_TEST_UPGRADE=0 leaves out step 2. INSTALL_TEST_RESUME=1 goes on
+# from step 2 on the root of a run whose install phase finished (OUT/root,
+# kept when a later step failed), with that run's results.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,35 +33,47 @@ trixie) bpo=trixie-backports kpat='7\.[0-9.]+\+deb13-amd64' ;;
 esac
 [ -f "$repo/dists/$release/InRelease" ] || { echo "install-test: $repo has no suite $release (packaging/apt-repo.sh)" >&2; exit 1; }
 upgrade=${INSTALL_TEST_UPGRADE:-1}
+resume=${INSTALL_TEST_RESUME:-0}
 t0=$SECONDS
 log() { echo "install-test[$release]: [$((SECONDS - t0))s] $*" >&2; }
 
+# setup_root: what a fresh root gets before its first boot.
+setup_root() {
+	# The operator's part: the repository's key and source. A real machine
+	# has URIs: https://...; here the repository is copied into the root.
+	cp -r "$repo" "$root/srv/secarena-apt"
+	install -m 0644 "$repo/secarena-archive-keyring.gpg" "$root/usr/share/keyrings/"
+	cat >"$root/etc/apt/sources.list.d/secarena.sources" <<-SRC
+	Types: deb
+	URIs: file:/srv/secarena-apt
+	Suites: $release
+	Components: main
+	Signed-By: /usr/share/keyrings/secarena-archive-keyring.gpg
+	SRC
+	# The lists are fetched here, with the network: the guest has none, so the
+	# packages it installs must all be ours or already on the root.
+	in_root apt-get update -qq >>"$out/host.log" 2>&1 || { tail "$out/host.log" >&2; exit 1; }
+	rm -f "$root/usr/sbin/policy-rc.d"
+	# The guest sees the root alone, not the tree: the guest script and its
+	# results live in the root's /root/install-test, copied out after each boot.
+	mkdir -p "$root$gdir"
+	install -m 0755 "$top/packaging/install-guest.sh" "$root$gdir/"
+}
+
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/results.tap "$out"/*.done "$out"/*.log "$out"/leakscan-*.txt
-root=$("$top/packaging/install-root.sh" "$release" "$out/root")
-
-# The operator's part: the repository's key and source. A real machine
-# has URIs: https://...; here the repository is copied into the root.
-cp -r "$repo" "$root/srv/secarena-apt"
-install -m 0644 "$repo/secarena-archive-keyring.gpg" "$root/usr/share/keyrings/"
-cat >"$root/etc/apt/sources.list.d/secarena.sources" <<SRC
-Types: deb
-URIs: file:/srv/secarena-apt
-Suites: $release
-Components: main
-Signed-By: /usr/share/keyrings/secarena-archive-keyring.gpg
-SRC
-in_root() { "$top/scripts/in-root.sh" "$root" "$@"; }
-# The lists are fetched here, with the network: the guest has none, so the
-# packages it installs must all be ours or already on the root.
-in_root apt-get update -qq >>"$out/host.log" 2>&1 || { tail "$out/host.log" >&2; exit 1; }
-rm -f "$root/usr/sbin/policy-rc.d"
-# The guest sees the root alone, not the tree: the guest script and its
-# results live in the root's /root/install-test, copied out after each boot.
 gdir=/root/install-test
-mkdir -p "$root$gdir"
-install -m 0755 "$top/packaging/install-guest.sh" "$root$gdir/"
+in_root() { "$top/scripts/in-root.sh" "$root" "$@"; }
+if [ "$resume" = 1 ]; then
+	root=$out/root
+	[ -f "$root$gdir/install.done" ] ||
+		{ echo "install-test: INSTALL_TEST_RESUME=1, but $root has no finished install phase" >&2; exit 1; }
+	log "resuming on $root after its install phase"
+else
+	rm -f "$out"/results.tap "$out"/*.done "$out"/*.log "$out"/leakscan-*.txt
+	root=$("$top/packaging/install-root.sh" "$release" "$out/root")
+	setup_root
+fi
 
 # kernel_image KVER: Debian 12 and 13's 6.x put it in /boot, 7.x in
 # /usr/lib/modules/KVER.
@@ -104,7 +118,7 @@ fetch_debian_openssl() {
 # shellcheck disable=SC2012 # kernel versions: no odd names
 k1=$(cd "$root/lib/modules" && ls | sort -V | tail -n 1)
 klast=$k1
-boot "$k1" install
+[ "$resume" = 1 ] || boot "$k1" install
 if [ "$upgrade" = 1 ]; then
 	echo "deb $(sed -n 's/^URIs: //p' "$root/etc/apt/sources.list.d/debian.sources" | head -n 1) $bpo main" \
 		>"$root/etc/apt/sources.list.d/backports.list"
@@ -115,7 +129,9 @@ if [ "$upgrade" = 1 ]; then
 	log "kernel upgrade: $k2 (DKMS builds the module from its header hook)"
 	# By name, from whichever suite has it: Debian 12's 6.12 kernels come
 	# from bookworm-security as well as from backports.
-	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+	# -t: what the kernel needs from backports comes from there too (7.x
+	# pre-depends on backports' linux-base).
+	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -t "$bpo" \
 		"linux-image-$k2" "linux-headers-$k2" >>"$out/host.log" 2>&1 ||
 		{ tail "$out/host.log" >&2; exit 1; }
 	boot "$k2" upgraded
