@@ -21,8 +21,9 @@
 #
 # ROUNDS rounds (default 3) run every variant in turn; the table keeps each
 # variant's fastest start. Keys and certificates are made once into
-# OUT/keys and kept. Prints a table and ratios to stock; exits 1 if a
-# variant failed. Root is not needed; nginx listens on 127.0.0.1.
+# OUT/keys and kept (VARIANT --keys-only: only that). Prints a table and
+# ratios to stock; exits 1 if a variant failed. Root is not needed; nginx
+# listens on 127.0.0.1.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +34,7 @@ shift 2
 [ "$#" -gt 0 ] || set -- stock secarena:backend=memfd_secret,size=8M,arenas=8
 case $n in '' | *[!0-9]*) echo "many-keys: N must be a number, not '$n'" >&2; exit 2 ;; esac
 [ "$n" -ge 4 ] || { echo "many-keys: N must be at least 4" >&2; exit 2; }
+[ "$1" != --keys-only ] || [ "$#" = 1 ] || { echo "many-keys: --keys-only takes no variant" >&2; exit 2; }
 inst=$top/build/openssl/install
 leakscan=$top/tools/leakscan/build/leakscan
 command -v nginx >/dev/null || { echo "many-keys: no nginx (apt-get install nginx)" >&2; exit 1; }
@@ -57,6 +59,8 @@ export out
 seq 0 $((n - 1)) | xargs -P "$(nproc)" -I{} bash -c 'make_key {}' ||
 	{ echo "many-keys: key generation failed" >&2; exit 1; }
 echo "many-keys: $n keys and certificates in $out/keys ($((SECONDS - t0)) s)" >&2
+# --keys-only: the keys alone (many-keys-vm.sh makes them on the host).
+[ "$1" = --keys-only ] && exit 0
 
 # ---- one nginx configuration, a server per name ----
 conf=$out/nginx.conf
