@@ -19,8 +19,8 @@
 #     fewer key types.
 #  4. The Debian packages (scripts/check-packages.sh, make check-packages):
 #     every package of both releases, Debian's openssl with the series
-#     included, lintian, the signed repository, and the install test of
-#     Debian 12 in VMs (apt-get install, DKMS, udev, nginx and the leak
+#     included, lintian, the signed repository, and the install tests of
+#     Debian 12 and 13 in VMs (apt-get install, DKMS, udev, nginx and the leak
 #     scans, a kernel upgrade, removal). make check builds only secarena's
 #     own packages for Debian 12.
 # The other host checks are make check's.

@@ -7,7 +7,7 @@
 #     the series, lintian on both (no error; no warning of ours)
 #   - the signed apt repository of them all
 #   - the install test (packaging/install-test.sh) of each release of
-#     INSTALL_RELEASES (default: bookworm): apt-get install in a VM on a
+#     INSTALL_RELEASES (default: bookworm trixie): apt-get install in a VM on a
 #     fresh root, DKMS, udev, openssl.cnf, nginx and the leak scans, a
 #     kernel upgrade, removal
 # Usage: check-packages.sh BUILD
@@ -58,7 +58,7 @@ done
 tap_run "signed apt repository of ${PACKAGE_RELEASES:-bookworm trixie}" \
 	packaging/apt-repo.sh "$build/apt-repo" "${suites[@]}"
 
-for r in ${INSTALL_RELEASES:-bookworm}; do
+for r in ${INSTALL_RELEASES:-bookworm trixie}; do
 	o=$build/install-test/$r
 	packaging/install-test.sh "$r" "$build/apt-repo" "$o" >"$TAP_LOGS/install-$r.log" 2>&1
 	if [ -f "$o/results.tap" ]; then
