@@ -32,7 +32,7 @@ need_update=1
 base_pkgs="build-essential kmod qemu-system-x86 linux-image-amd64 linux-headers-amd64
 	linux-source-6.1 python3-argcomplete python3-pkg-resources python3-requests file
 	busybox-static g++ xz-utils python3-docutils dkms man-db mandoc jq curl perl
-	flex bison bc libelf-dev debootstrap apt-utils gnupg
+	flex bison bc libelf-dev debootstrap apt-utils gnupg xxd
 	$(grep -v '^#' "$top/userlib/DEPS")"
 missing=""
 for p in $base_pkgs; do
