@@ -9,8 +9,8 @@
 # host's root (TCG), secarena.ko built for it and loaded, then many-keys.sh
 # with N names (default 10000) and the VARIANTs (default: stock, the
 # defaults on the device, and size=8M,arenas=1 on the device), one round
-# each (ROUNDS, default 1: under TCG one start of 10,000 keys takes
-# minutes). The keys are build/many-keys/keys, made once on the host (by
+# each (ROUNDS, default 1: under TCG one start of 10,000 keys takes about
+# half an hour). The keys are build/many-keys/keys, made once on the host (by
 # this script before the boot, or by make bench-many-keys), so the guest
 # only loads them. The table is many-keys.sh's, in
 # build/many-keys-vm/table.txt, with the guest's console log beside it.
@@ -60,4 +60,5 @@ echo "many-keys-vm: booting $k (TCG) for $n keys: $*" >&2
 [ -s "$out/table.txt" ] || { echo "many-keys-vm: the guest left no table ($out/console.log)" >&2; exit 1; }
 cat "$out/table.txt"
 [ ! -s "$out/dmesg-bad.txt" ] || { echo "many-keys-vm: kernel warnings in the guest:" >&2; cat "$out/dmesg-bad.txt" >&2; exit 1; }
-grep -qx 'rc=0' "$out/table.txt"
+grep -qx 'rc=0' "$out/table.txt" ||
+	{ echo "many-keys-vm: many-keys.sh failed in the guest:" >&2; tail -n 5 "$out/stderr.txt" >&2; exit 1; }
